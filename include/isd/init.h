@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* pid 1 of the sandbox: reaps orphans, forwards signals, reports the exit. */
+#ifndef ISD_INIT_H
+#define ISD_INIT_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+/* The signals isd forwards from the caller to the payload. */
+extern const int isd_forwarded_signals[];
+extern const size_t isd_n_forwarded_signals;
+
+/* Block the forwarded signals and SIGCHLD (before forking the payload, so
+ * that none is lost); the payload restores old_mask. */
+int isd_init_block_signals(sigset_t *old_mask);
+
+/* Run as init until the payload exits; returns the status isd should exit
+ * with: the payload's own code, or 128+N when signal N killed it. */
+int isd_init_run(pid_t payload);
+
+/* Docker's convention for a wait status. */
+int isd_exit_status_from_wait(int status);
+
+#endif

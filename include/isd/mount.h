@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sandbox's file system: a fresh tmpfs root holding read-only binds of
+ * the image, isd's own /dev, a fresh /proc and /sys, the user's binds and
+ * tmpfs mounts, then pivot_root.  All of it happens inside the new mount
+ * namespace; the host's mounts are never changed.
+ */
+#ifndef ISD_MOUNT_H
+#define ISD_MOUNT_H
+
+#include <stdbool.h>
+
+#include "isd/spec.h"
+
+struct isd_mount_extras {
+	const char *hosts;       /* content for /etc/hosts */
+	const char *resolv_conf; /* content for /etc/resolv.conf */
+	bool cgroup2;            /* mount the sandbox's own cgroup2 at /sys/fs/cgroup */
+};
+
+/* Builds the whole file system tree and pivots into it.  On return the
+ * process's root and cwd are the sandbox's "/".  Nothing of the old root is
+ * reachable. */
+int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *extras);
+
+#endif

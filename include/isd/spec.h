@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The whole sandbox description as one plain struct.  The command line (and
+ * later profiles) fill it, isd_spec_validate() checks all of it before the
+ * system is touched, and isd_spec_to_json() prints it for --print-spec.
+ */
+#ifndef ISD_SPEC_H
+#define ISD_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum isd_mount_type {
+	ISD_MOUNT_BIND,
+	ISD_MOUNT_TMPFS,
+};
+
+struct isd_mount {
+	enum isd_mount_type type;
+	char *source;      /* bind: absolute host path (resolved) */
+	char *destination; /* absolute, normalized path inside */
+	bool readonly;
+	/* tmpfs only */
+	uint64_t size; /* bytes, 0 = kernel default (half of RAM) */
+	uint32_t mode;
+	bool has_mode;
+	uint32_t uid, gid;
+	bool has_uid, has_gid;
+	bool exec; /* tmpfs is noexec unless "exec" was given */
+	bool implicit; /* added by isd, not by the user (shown in --print-spec) */
+};
+
+enum isd_network_mode {
+	ISD_NET_NONE,
+	ISD_NET_HOST,
+};
+
+enum isd_limits_mode {
+	ISD_LIMITS_STRICT,
+	ISD_LIMITS_BEST_EFFORT,
+};
+
+/* Resource limits (cgroup v2).  A value of 0 / -1 means "not set" as
+ * documented per field. */
+struct isd_limits {
+	uint64_t memory;             /* memory.max, 0 = unset */
+	int64_t memory_swap;         /* Docker's memory+swap; 0 = unset, -1 = unlimited */
+	uint64_t memory_reservation; /* memory.low, 0 = unset */
+	uint64_t cpu_quota_us;       /* cpu.max quota, 0 = unset */
+	uint64_t cpu_period_us;      /* cpu.max period (default 100000) */
+	uint64_t cpu_weight;         /* cpu.weight 1..10000, 0 = unset */
+	char *cpuset_cpus;           /* cpuset.cpus, NULL = unset */
+	int64_t pids_limit;          /* pids.max, 0 = unset, -1 = max */
+	uint64_t blkio_weight;       /* io.weight 1..10000 (Docker 10..1000 scaled), 0 = unset */
+	enum isd_limits_mode mode;
+};
+
+struct isd_spec {
+	char **argv; /* the payload's command and arguments */
+	char **env;  /* NAME=VALUE, the payload's complete environment */
+
+	char *image;  /* image name, "host" for the host's own system */
+	char *rootfs; /* absolute host path of the root tree; NULL for "host" */
+
+	struct isd_mount *mounts;
+	size_t n_mounts;
+
+	char *workdir;
+	char *hostname;
+	uint32_t uid, gid;           /* ids the payload sees */
+	uint32_t host_uid, host_gid; /* ids they map to on the host */
+
+	enum isd_network_mode network;
+	bool pid_host; /* --pid=host: no pid namespace, outer /proc bound read-only */
+
+	char *seccomp; /* profile name or path; "unconfined" disables it */
+
+	struct isd_limits limits;
+
+	bool print_spec;
+};
+
+void isd_spec_init(struct isd_spec *spec);
+void isd_spec_free(struct isd_spec *spec);
+
+struct isd_mount *isd_spec_add_mount(struct isd_spec *spec);
+/* Index of the mount at destination dst, or -1. */
+ssize_t isd_spec_find_mount(const struct isd_spec *spec, const char *dst);
+
+/* Set (or replace) NAME in the payload's environment. */
+void isd_spec_setenv(struct isd_spec *spec, const char *name, const char *value);
+const char *isd_spec_getenv(const struct isd_spec *spec, const char *name);
+
+/* Check everything that can be checked without touching the system state
+ * (paths are looked at, nothing is created).  Returns 0 or -errno with the
+ * message recorded. */
+int isd_spec_validate(const struct isd_spec *spec);
+
+/* JSON text (caller frees). */
+char *isd_spec_to_json(const struct isd_spec *spec);
+
+const char *isd_network_mode_name(enum isd_network_mode mode);
+
+#endif

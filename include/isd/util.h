@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The one error idiom of isd: a function returns 0 (or a non-negative
+ * result) on success and -errno on failure.  The place that fails records
+ * one human sentence with isd_error() ("what was attempted: why"), so that
+ * callers only propagate the number.  main() (or, inside the sandbox, the
+ * child's report to the parent) prints the recorded message once.
+ */
+#ifndef ISD_UTIL_H
+#define ISD_UTIL_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ISD_ERROR_MAX 1024
+
+/* Exit codes shared with Docker's conventions. */
+#define ISD_EXIT_FAILURE 125 /* isd itself failed */
+#define ISD_EXIT_CANNOT_EXEC 126
+#define ISD_EXIT_NOT_FOUND 127
+
+/* Record "<what>: <strerror(-err)>" and return err (a negative errno).
+ * If err is 0 only the formatted text is recorded (for input errors that
+ * have no errno), and -EINVAL is returned. */
+int isd_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record a message verbatim (already complete); returns err. */
+int isd_error_raw(int err, const char *msg);
+/* Append a hint ("; fix: ...") to the recorded message. */
+void isd_error_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The recorded message, or "" when none. */
+const char *isd_error_message(void);
+void isd_error_clear(void);
+/* Print "isd: <message>" to stderr (the fallback text when none recorded). */
+void isd_error_print(const char *fallback);
+
+void isd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- cleanup helpers (systemd/crun style) --- */
+static inline void isd_freep(void *p)
+{
+	free(*(void **)p);
+}
+static inline void isd_closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+void isd_strv_freep(char ***strv);
+
+#define _cleanup_free_ __attribute__((cleanup(isd_freep)))
+#define _cleanup_close_ __attribute__((cleanup(isd_closep)))
+#define _cleanup_strv_ __attribute__((cleanup(isd_strv_freep)))
+
+/* Hand ownership out of a cleanup variable. */
+#define isd_steal_ptr(p)                                                       \
+	({                                                                     \
+		__typeof__(p) _tmp = (p);                                      \
+		(p) = NULL;                                                    \
+		_tmp;                                                          \
+	})
+#define isd_steal_fd(fd)                                                       \
+	({                                                                     \
+		int _tmp = (fd);                                               \
+		(fd) = -1;                                                     \
+		_tmp;                                                          \
+	})
+
+/* Allocation failure is not recoverable in a short-lived launcher. */
+void *isd_xmalloc(size_t n);
+void *isd_xcalloc(size_t n, size_t m);
+void *isd_xrealloc(void *p, size_t n);
+char *isd_xstrdup(const char *s);
+char *isd_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* NULL-terminated string vectors. */
+size_t isd_strv_len(char *const *strv);
+void isd_strv_push(char ***strv, char *owned);
+void isd_strv_free(char **strv);
+char **isd_strv_copy(char *const *strv);
+
+/* Parsers shared by the command line, profiles and tests (pure logic). */
+/* Docker's size syntax: N[b|k|m|g|t] with optional "b"/"ib" ("512m", "2g",
+ * "100MiB"); binary multiples.  Rejects 0-less, negative and overflowing
+ * values. */
+int isd_parse_size(const char *s, uint64_t *out);
+int isd_parse_uint32(const char *s, uint32_t *out);
+int isd_parse_octal_mode(const char *s, uint32_t *out);
+/* Collapse "//", "/./" and trailing "/" in an absolute path; refuses ".."
+ * components (a destination must say where it is without tricks). */
+int isd_normalize_abs_path(const char *in, char **out);
+
+/* Write all of buf (retrying on EINTR / short writes). */
+int isd_write_all(int fd, const void *buf, size_t len);
+/* Read a small file entirely (NUL-terminated). */
+int isd_read_file_at(int dirfd, const char *path, char **out, size_t *len_out);
+int isd_read_fd(int fd, char **out, size_t *len_out);
+int isd_write_file_at(int dirfd, const char *path, const char *content, int flags, unsigned mode);
+
+#endif

@@ -1,0 +1,1155 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgroup v2 limits for one sandbox; the placement rules are described in
+ * include/isd/cgroup.h.  Nothing here pretends: a limit the host cannot
+ * enforce is an error before anything starts (or, with --limits=best-effort,
+ * a warning naming what is dropped).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "isd/cgroup.h"
+
+#include "isd/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#ifdef HAVE_SD_BUS
+#include <systemd/sd-bus.h>
+#endif
+
+static const struct {
+	unsigned bit;
+	const char *name;
+} controller_names[] = {
+	{ISD_CG_CPU, "cpu"}, {ISD_CG_CPUSET, "cpuset"}, {ISD_CG_IO, "io"},
+	{ISD_CG_MEMORY, "memory"}, {ISD_CG_PIDS, "pids"},
+};
+#define N_CONTROLLERS (sizeof(controller_names) / sizeof(controller_names[0]))
+
+static const char *controller_name(unsigned bit)
+{
+	for (size_t i = 0; i < N_CONTROLLERS; i++)
+		if (controller_names[i].bit == bit)
+			return controller_names[i].name;
+	return "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* Pure logic                                                          */
+/* ------------------------------------------------------------------ */
+
+uint64_t isd_cgroup_shares_to_weight(uint64_t shares)
+{
+	double l, w;
+
+	if (shares == 0)
+		return 0;
+	if (shares <= 2)
+		return 1;
+	if (shares >= 262144)
+		return 10000;
+	l = log2((double)shares);
+	w = ceil(pow(10.0, (l * l + 125.0 * l) / 612.0 - 7.0 / 34.0));
+	if (w < 1)
+		return 1;
+	return w > 10000 ? 10000 : (uint64_t)w;
+}
+
+uint64_t isd_cgroup_blkio_to_io_weight(uint64_t blkio)
+{
+	if (blkio == 0)
+		return 0;
+	if (blkio <= 10)
+		return 1;
+	if (blkio >= 1000)
+		return 10000;
+	return 1 + (blkio - 10) * 9999 / 990;
+}
+
+void isd_format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	size_t u = 0;
+	double v;
+
+	if (bytes < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+		return;
+	}
+	v = (double)bytes / 1024.0;
+	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	/* Round like printf would but never show "1024.0 MiB" for 1 GiB - 1. */
+	if (v >= 1023.95 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+unsigned isd_cgroup_needed_controllers(const struct isd_limits *l)
+{
+	unsigned m = 0;
+
+	if (l->memory || l->memory_swap > 0 || l->memory_reservation)
+		m |= ISD_CG_MEMORY;
+	if (l->cpu_quota_us || l->cpu_weight)
+		m |= ISD_CG_CPU;
+	if (l->cpuset_cpus && *l->cpuset_cpus)
+		m |= ISD_CG_CPUSET;
+	if (l->pids_limit > 0)
+		m |= ISD_CG_PIDS;
+	if (l->blkio_weight)
+		m |= ISD_CG_IO;
+	return m;
+}
+
+bool isd_limits_requested(const struct isd_limits *l)
+{
+	return isd_cgroup_needed_controllers(l) != 0;
+}
+
+static void add_write(struct isd_cgroup_write *out, int *n, unsigned ctrl, const char *file,
+		      const char *option, bool explicit_request, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+static void add_write(struct isd_cgroup_write *out, int *n, unsigned ctrl, const char *file,
+		      const char *option, bool explicit_request, const char *fmt, ...)
+{
+	struct isd_cgroup_write *w = &out[(*n)++];
+	va_list ap;
+
+	w->controller = ctrl;
+	w->file = file;
+	w->option = option;
+	w->explicit_request = explicit_request;
+	va_start(ap, fmt);
+	vsnprintf(w->value, sizeof(w->value), fmt, ap);
+	va_end(ap);
+}
+
+int isd_cgroup_limit_writes(const struct isd_limits *l, struct isd_cgroup_write *out)
+{
+	int n = 0;
+
+	/* Docker's rules (docker run --help, "Runtime constraints on resources"). */
+	if (l->memory_swap > 0 && !l->memory)
+		return isd_error(0, "--memory-swap needs --memory as well (Docker's rule: swap is memory plus swap)");
+	if (l->memory_swap > 0 && (uint64_t)l->memory_swap < l->memory)
+		return isd_error(0, "--memory-swap (%" PRId64 ") must be at least --memory (%" PRIu64 "): it is memory plus swap",
+				 l->memory_swap, l->memory);
+	if (l->memory && l->memory < 6 * 1024 * 1024)
+		return isd_error(0, "--memory %" PRIu64 ": the minimum is 6 MiB (Docker's rule)", l->memory);
+	if (l->memory && l->memory_reservation > l->memory)
+		return isd_error(0, "--memory-reservation must not exceed --memory");
+	if (l->cpu_quota_us && (l->cpu_period_us < 1000 || l->cpu_period_us > 1000000))
+		return isd_error(0, "cpu period %" PRIu64 " us: must be 1000..1000000", l->cpu_period_us);
+	if (l->cpu_quota_us && l->cpu_quota_us < 1000)
+		return isd_error(0, "--cpus: a quota of %" PRIu64 " us per period is below the kernel's minimum of 1000 us",
+				 l->cpu_quota_us);
+	if (l->cpu_weight > 10000)
+		return isd_error(0, "cpu weight %" PRIu64 ": must be 1..10000", l->cpu_weight);
+
+	if (l->memory) {
+		add_write(out, &n, ISD_CG_MEMORY, "memory.max", "--memory", true, "%" PRIu64, l->memory);
+		/* --memory-swap is memory+swap: equal means no swap, -1 means
+		 * unlimited (the kernel default, nothing to write), unset means
+		 * Docker's default of as much swap as memory. */
+		if (l->memory_swap > 0)
+			add_write(out, &n, ISD_CG_MEMORY, "memory.swap.max", "--memory-swap", true,
+				  "%" PRIu64, (uint64_t)l->memory_swap - l->memory);
+		else if (l->memory_swap == 0)
+			add_write(out, &n, ISD_CG_MEMORY, "memory.swap.max", "--memory", false,
+				  "%" PRIu64, l->memory);
+	}
+	if (l->memory_reservation)
+		add_write(out, &n, ISD_CG_MEMORY, "memory.low", "--memory-reservation", true, "%" PRIu64,
+			  l->memory_reservation);
+	if (l->cpu_quota_us)
+		add_write(out, &n, ISD_CG_CPU, "cpu.max", "--cpus", true, "%" PRIu64 " %" PRIu64,
+			  l->cpu_quota_us, l->cpu_period_us);
+	if (l->cpu_weight)
+		add_write(out, &n, ISD_CG_CPU, "cpu.weight", "--cpu-shares/--cpu-weight", true, "%" PRIu64,
+			  l->cpu_weight);
+	if (l->cpuset_cpus && *l->cpuset_cpus)
+		add_write(out, &n, ISD_CG_CPUSET, "cpuset.cpus", "--cpuset-cpus", true, "%s", l->cpuset_cpus);
+	if (l->pids_limit > 0)
+		add_write(out, &n, ISD_CG_PIDS, "pids.max", "--pids-limit", true, "%" PRId64, l->pids_limit);
+	/* The CLI keeps Docker's 10..1000 in blkio_weight. */
+	if (l->blkio_weight)
+		add_write(out, &n, ISD_CG_IO, "io.weight", "--blkio-weight", true, "%" PRIu64,
+			  isd_cgroup_blkio_to_io_weight(l->blkio_weight));
+	return n;
+}
+
+unsigned isd_cgroup_parse_controllers(const char *text)
+{
+	unsigned m = 0;
+	const char *p = text;
+
+	while (p && *p) {
+		size_t len;
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		len = strcspn(p, " \t\n,");
+		for (size_t i = 0; i < N_CONTROLLERS; i++)
+			if (strlen(controller_names[i].name) == len && !strncmp(p, controller_names[i].name, len))
+				m |= controller_names[i].bit;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return m;
+}
+
+void isd_cgroup_controllers_string(unsigned mask, char *buf, size_t len, const char *prefix)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_CONTROLLERS && used < len; i++)
+		if (mask & controller_names[i].bit)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s%s", used ? " " : "", prefix,
+						 controller_names[i].name);
+	if (!mask)
+		snprintf(buf, len, "none");
+}
+
+int isd_cgroup_parse_proc_cgroup(const char *text, char **v2_path, unsigned *v1_controllers)
+{
+	const char *line = text;
+
+	*v2_path = NULL;
+	*v1_controllers = 0;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		const char *c1 = memchr(line, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+
+		if (c2) {
+			if (c1 - line == 1 && line[0] == '0' && c2 == c1 + 1) {
+				free(*v2_path);
+				*v2_path = strndup(c2 + 1, len - (size_t)(c2 + 1 - line));
+			} else {
+				_cleanup_free_ char *names = strndup(c1 + 1, (size_t)(c2 - c1 - 1));
+				*v1_controllers |= isd_cgroup_parse_controllers(names);
+			}
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (*v2_path && (*v2_path)[0] != '/') {
+		free(*v2_path);
+		*v2_path = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* mountinfo escapes blanks and backslashes as \ooo. */
+static char *unescape_mountinfo(const char *s, size_t len)
+{
+	char *out = isd_xmalloc(len + 1), *w = out;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\\' && i + 3 < len && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+		    s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+			*w++ = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+			i += 3;
+		} else {
+			*w++ = s[i];
+		}
+	}
+	*w = '\0';
+	return out;
+}
+
+int isd_cgroup_find_dir(const char *mountinfo, const char *own_path, char **mountpoint, char **dir)
+{
+	const char *line = mountinfo;
+
+	*mountpoint = *dir = NULL;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		_cleanup_free_ char *copy = strndup(line, len);
+		char *fields[6] = {NULL}, *save = NULL, *sep;
+		size_t nf = 0;
+
+		line = nl ? nl + 1 : NULL;
+		sep = strstr(copy, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		*sep = '\0';
+		for (char *tok = strtok_r(copy, " ", &save); tok && nf < 6; tok = strtok_r(NULL, " ", &save))
+			fields[nf++] = tok;
+		if (nf < 5)
+			continue;
+		{
+			_cleanup_free_ char *root = unescape_mountinfo(fields[3], strlen(fields[3]));
+			_cleanup_free_ char *mnt = unescape_mountinfo(fields[4], strlen(fields[4]));
+			size_t rl = strlen(root);
+			const char *rest;
+
+			/* The mount shows the hierarchy from root; own_path must lie below. */
+			if (!strcmp(root, "/"))
+				rest = own_path;
+			else if (!strncmp(own_path, root, rl) && (own_path[rl] == '/' || own_path[rl] == '\0'))
+				rest = own_path + rl;
+			else
+				continue;
+			free(*mountpoint);
+			free(*dir);
+			*mountpoint = isd_xstrdup(mnt);
+			if (!*rest || !strcmp(rest, "/"))
+				*dir = isd_xstrdup(mnt);
+			else
+				*dir = isd_xasprintf("%s%s", strcmp(mnt, "/") ? mnt : "", rest);
+			/* Prefer the canonical place when several are mounted. */
+			if (!strcmp(mnt, "/sys/fs/cgroup"))
+				break;
+		}
+	}
+	return *dir ? 0 : -ENOENT;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading a cgroup tree (real or fake)                                */
+/* ------------------------------------------------------------------ */
+
+static unsigned read_controllers(const char *dir, const char *file)
+{
+	_cleanup_free_ char *path = isd_xasprintf("%s/%s", dir, file);
+	_cleanup_free_ char *text = NULL;
+
+	if (isd_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return 0;
+	return isd_cgroup_parse_controllers(text);
+}
+
+/* -1: unreadable, 0: empty, 1: only self, 2: others too. */
+static int procs_state(const char *dir, pid_t self)
+{
+	_cleanup_free_ char *path = isd_xasprintf("%s/cgroup.procs", dir);
+	_cleanup_free_ char *text = NULL;
+	int state = 0;
+
+	if (isd_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return -1;
+	for (char *p = text; *p;) {
+		char *end;
+		long pid = strtol(p, &end, 10);
+		if (end == p) {
+			p++;
+			continue;
+		}
+		if (pid == self)
+			state = state ? state : 1;
+		else
+			state = 2;
+		p = end;
+	}
+	return state;
+}
+
+static bool can_write(const struct isd_cgroup_env *env, const char *dir, const char *file)
+{
+	_cleanup_free_ char *path = file ? isd_xasprintf("%s/%s", dir, file) : isd_xstrdup(dir);
+	struct stat st;
+
+	if (env->fake_uid < 0)
+		return faccessat(AT_FDCWD, path, file ? W_OK : W_OK | X_OK, AT_EACCESS) == 0;
+	if (stat(path, &st) < 0)
+		return false;
+	if (env->fake_uid == 0)
+		return true;
+	return st.st_uid == (uid_t)env->fake_uid && (st.st_mode & S_IWUSR);
+}
+
+static bool is_hierarchy_root(const char *dir)
+{
+	_cleanup_free_ char *path = isd_xasprintf("%s/cgroup.type", dir);
+	/* Only the real root cgroup lacks cgroup.type (a cgroupns root has it). */
+	return access(path, F_OK) < 0 && errno == ENOENT;
+}
+
+static unsigned popcount(unsigned m)
+{
+	return (unsigned)__builtin_popcount(m);
+}
+
+int isd_cgroup_plan(const struct isd_cgroup_env *env, unsigned needed, struct isd_cgroup_plan *plan)
+{
+	struct isd_cgroup_plan own = {.place = ISD_CG_PLACE_NONE}, sib = {.place = ISD_CG_PLACE_NONE};
+	_cleanup_free_ char *parent = NULL;
+	bool own_writable, at_top;
+	char *slash;
+
+	memset(plan, 0, sizeof(*plan));
+	at_top = !strcmp(env->own, env->mountpoint);
+
+	/* 1. Own cgroup: writable dir plus the files a delegation hands over. */
+	own_writable = can_write(env, env->own, NULL) && can_write(env, env->own, "cgroup.procs") &&
+		       can_write(env, env->own, "cgroup.subtree_control");
+	if (own_writable) {
+		int procs = procs_state(env->own, env->self);
+		unsigned sub = read_controllers(env->own, "cgroup.subtree_control");
+
+		snprintf(own.base, sizeof(own.base), "%s", env->own);
+		own.available = read_controllers(env->own, "cgroup.controllers");
+		own.to_enable = needed & own.available & ~sub;
+		if (is_hierarchy_root(env->own) || procs == 0)
+			own.place = ISD_CG_PLACE_CHILD;
+		else if (procs == 1)
+			own.place = ISD_CG_PLACE_SUPERVISOR;
+		else
+			snprintf(own.reason, sizeof(own.reason),
+				 "isd's cgroup %s is delegated but other processes live in it, and cgroup v2 gives "
+				 "controllers only to the children of a cgroup without processes",
+				 env->own);
+	} else {
+		snprintf(own.reason, sizeof(own.reason), "isd's cgroup %s is not writable by user %d (not delegated)",
+			 env->own, env->fake_uid >= 0 ? env->fake_uid : (int)geteuid());
+	}
+
+	/* 2. Parent: the sandbox becomes a sibling of isd's cgroup. */
+	parent = isd_xstrdup(env->own);
+	slash = strrchr(parent, '/');
+	if (!at_top && slash && slash != parent) {
+		*slash = '\0';
+		if (strlen(parent) >= strlen(env->mountpoint) && can_write(env, parent, NULL) &&
+		    can_write(env, parent, "cgroup.procs")) {
+			unsigned sub = read_controllers(parent, "cgroup.subtree_control");
+			unsigned ctrl = read_controllers(parent, "cgroup.controllers");
+			int procs = procs_state(parent, env->self);
+
+			snprintf(sib.base, sizeof(sib.base), "%s", parent);
+			sib.place = ISD_CG_PLACE_SIBLING;
+			/* Controllers can be added only where no process lives. */
+			if ((procs == 0 || is_hierarchy_root(parent)) && can_write(env, parent, "cgroup.subtree_control"))
+				sib.available = ctrl;
+			else
+				sib.available = sub;
+			sib.to_enable = needed & sib.available & ~sub;
+		}
+	}
+
+	/* Prefer whichever gives more of what is needed; own on a tie. */
+	if (own.place != ISD_CG_PLACE_NONE &&
+	    (sib.place == ISD_CG_PLACE_NONE ||
+	     popcount(needed & own.available) >= popcount(needed & sib.available)))
+		*plan = own;
+	else if (sib.place != ISD_CG_PLACE_NONE)
+		*plan = sib;
+	else {
+		*plan = own;
+		if (own_writable)
+			snprintf(plan->reason + strlen(plan->reason), sizeof(plan->reason) - strlen(plan->reason),
+				 "; its parent is not writable");
+		else if (!at_top)
+			snprintf(plan->reason + strlen(plan->reason), sizeof(plan->reason) - strlen(plan->reason),
+				 ", nor is its parent");
+	}
+	return plan->place == ISD_CG_PLACE_NONE ? -EACCES : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Async-signal-safe helpers (destroy may run from a SIGTERM path)     */
+/* ------------------------------------------------------------------ */
+
+static size_t fmt_uint(char *buf, unsigned long v)
+{
+	char tmp[24];
+	size_t n = 0, i = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		buf[i++] = tmp[--n];
+	buf[i] = '\0';
+	return i;
+}
+
+static int write_at(int dfd, const char *file, const char *text)
+{
+	int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static long monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* SIGKILL everything listed in cgroup.procs; returns how many were seen. */
+static int kill_listed(int dfd)
+{
+	char buf[4096];
+	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC), seen = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		for (char *p = buf; *p;) {
+			long pid = 0;
+			char *start = p;
+			while (*p >= '0' && *p <= '9')
+				pid = pid * 10 + (*p++ - '0');
+			/* a number cut at the buffer end is seen again next round */
+			if (p == start || (!*p && n == (ssize_t)sizeof(buf) - 1)) {
+				if (!*p)
+					break;
+				p++;
+				continue;
+			}
+			if (pid > 0) {
+				kill((pid_t)pid, SIGKILL);
+				seen++;
+			}
+		}
+	}
+	close(fd);
+	return seen;
+}
+
+static void kill_all(int dfd)
+{
+	/* cgroup.kill (5.14) kills atomically, forks included. */
+	if (write_at(dfd, "cgroup.kill", "1") == 0)
+		return;
+	/* Older kernels: freeze so that nothing forks while we kill. */
+	write_at(dfd, "cgroup.freeze", "1");
+	for (int round = 0; round < 100 && kill_listed(dfd) > 0; round++)
+		sleep_ms(1);
+	write_at(dfd, "cgroup.freeze", "0");
+}
+
+/* Wait (bounded) until cgroup.events says "populated 0". */
+static bool wait_empty(int dfd, long timeout_ms)
+{
+	int fd = openat(dfd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	long deadline = monotonic_ms() + timeout_ms;
+	bool empty = false;
+
+	if (fd < 0)
+		return false;
+	for (;;) {
+		char buf[256];
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		long left;
+		struct pollfd pfd = {.fd = fd, .events = POLLPRI};
+
+		if (n < 0)
+			break;
+		buf[n] = '\0';
+		if (strstr(buf, "populated 0")) {
+			empty = true;
+			break;
+		}
+		left = deadline - monotonic_ms();
+		if (left <= 0)
+			break;
+		/* cgroup.events signals changes with POLLPRI; cap the wait in
+		 * case the notification raced with our read. */
+		poll(&pfd, 1, left < 50 ? (int)left : 50);
+	}
+	close(fd);
+	return empty;
+}
+
+static int rmdir_at(int dfd, const char *name)
+{
+	for (int i = 0; i < 100; i++) {
+		if (unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			return 0;
+		/* Exiting tasks may keep the cgroup busy for a moment. */
+		if (errno != EBUSY)
+			return -errno;
+		sleep_ms(10);
+	}
+	return -EBUSY;
+}
+
+void isd_cgroup_init(struct isd_cgroup *cg)
+{
+	memset(cg, 0, sizeof(*cg));
+	cg->dirfd = cg->parent_fd = cg->origin_fd = -1;
+}
+
+void isd_cgroup_destroy(struct isd_cgroup *cg)
+{
+	if (__atomic_exchange_n(&cg->destroying, 1, __ATOMIC_SEQ_CST))
+		return;
+	if (cg->dirfd >= 0) {
+		kill_all(cg->dirfd);
+		wait_empty(cg->dirfd, 5000);
+		close(cg->dirfd);
+		cg->dirfd = -1;
+	}
+	if (cg->parent_fd >= 0 && cg->name[0])
+		rmdir_at(cg->parent_fd, cg->name);
+	cg->name[0] = '\0';
+	if (cg->origin_fd >= 0 && cg->supervisor_name[0]) {
+		/* Put isd back where it came from, as if nothing happened:
+		 * first give back the controllers (a cgroup with controllers
+		 * for its children cannot take processes). */
+		char buf[128], pid[24];
+		size_t used = 0;
+
+		for (size_t i = 0; i < N_CONTROLLERS; i++) {
+			size_t len = strlen(controller_names[i].name);
+			if (!(cg->origin_enabled & controller_names[i].bit) || used + len + 3 > sizeof(buf))
+				continue;
+			if (used)
+				buf[used++] = ' ';
+			buf[used++] = '-';
+			memcpy(buf + used, controller_names[i].name, len);
+			used += len;
+		}
+		buf[used] = '\0';
+		if (used)
+			write_at(cg->origin_fd, "cgroup.subtree_control", buf);
+		fmt_uint(pid, (unsigned long)getpid());
+		if (write_at(cg->origin_fd, "cgroup.procs", pid) == 0)
+			rmdir_at(cg->origin_fd, cg->supervisor_name);
+		cg->supervisor_name[0] = '\0';
+	}
+	if (cg->parent_fd >= 0)
+		close(cg->parent_fd);
+	if (cg->origin_fd >= 0)
+		close(cg->origin_fd);
+	cg->parent_fd = cg->origin_fd = -1;
+	cg->path = NULL;
+	__atomic_store_n(&cg->destroying, 0, __ATOMIC_SEQ_CST);
+}
+
+int isd_cgroup_attach(const struct isd_cgroup *cg, pid_t pid)
+{
+	char buf[24];
+	int r;
+
+	if (cg->dirfd < 0)
+		return 0;
+	snprintf(buf, sizeof(buf), "%d", (int)pid);
+	r = isd_write_file_at(cg->dirfd, "cgroup.procs", buf, 0, 0);
+	if (r < 0)
+		return isd_error(r, "moving the sandbox (pid %d) into cgroup %s", (int)pid, cg->path);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* OOM report                                                          */
+/* ------------------------------------------------------------------ */
+
+static uint64_t read_key(int dfd, const char *file, const char *key, bool *found)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t klen = strlen(key);
+
+	*found = false;
+	if (isd_read_file_at(dfd, file, &text, NULL) < 0)
+		return 0;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			*found = true;
+			return strtoull(line + klen + 1, NULL, 10);
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+void isd_cgroup_report_status(const struct isd_cgroup *cg, pid_t payload_pid, const char *payload_comm,
+			      int wait_status)
+{
+	char size[32], who[160];
+	uint64_t kills, limit = cg->memory_max;
+	bool found;
+
+	if (cg->dirfd < 0)
+		return;
+	kills = read_key(cg->dirfd, "memory.events", "oom_kill", &found);
+	if (!found || kills == 0)
+		return;
+	if (!limit) {
+		_cleanup_free_ char *text = NULL;
+		if (isd_read_file_at(cg->dirfd, "memory.max", &text, NULL) == 0)
+			limit = strtoull(text, NULL, 10);
+	}
+	if (limit)
+		isd_format_size(limit, size, sizeof(size));
+	else
+		snprintf(size, sizeof(size), "no memory.max");
+	if (payload_comm && strrchr(payload_comm, '/'))
+		payload_comm = strrchr(payload_comm, '/') + 1; /* what comm would show */
+	if (payload_comm && payload_pid > 0)
+		snprintf(who, sizeof(who), "%s (pid %d)", payload_comm, (int)payload_pid);
+	else if (payload_comm)
+		snprintf(who, sizeof(who), "%s", payload_comm);
+	else if (payload_pid > 0)
+		snprintf(who, sizeof(who), "pid %d", (int)payload_pid);
+	else
+		snprintf(who, sizeof(who), "the payload");
+
+	/* memory.events does not name victims; only the payload's own wait
+	 * status tells whether it was one of them (isd's init reports a
+	 * payload killed by a signal as exit status 128 + signal). */
+	if (wait_status != -1 && ((WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL) ||
+				  (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 128 + SIGKILL))) {
+		if (kills == 1)
+			fprintf(stderr, "isd: sandbox hit its memory limit (%s); %s was killed\n", size, who);
+		else
+			fprintf(stderr, "isd: sandbox hit its memory limit (%s); %s was killed (%" PRIu64
+				" processes killed in all)\n", size, who, kills);
+	} else if (wait_status != -1) {
+		fprintf(stderr, "isd: sandbox hit its memory limit (%s); %" PRIu64 " process%s inside %s killed, "
+			"not %s itself\n", size, kills, kills == 1 ? "" : "es", kills == 1 ? "was" : "were", who);
+	} else {
+		fprintf(stderr, "isd: sandbox hit its memory limit (%s); %" PRIu64 " process%s in it (payload: %s) "
+			"%s killed\n", size, kills, kills == 1 ? "" : "es", who, kills == 1 ? "was" : "were");
+	}
+}
+
+void isd_cgroup_report(const struct isd_cgroup *cg, pid_t payload_pid, const char *payload_comm)
+{
+	isd_cgroup_report_status(cg, payload_pid, payload_comm, -1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Garbage collection                                                  */
+/* ------------------------------------------------------------------ */
+
+/* "isd-<pid>-<hex>" or "isd-<pid>-<hex>-supervisor": the owner's pid. */
+static pid_t owner_of(const char *name)
+{
+	const char *p = name + 4;
+	long pid = 0;
+	size_t hex;
+
+	if (strncmp(name, "isd-", 4) || !isdigit((unsigned char)*p))
+		return 0;
+	while (isdigit((unsigned char)*p) && pid < 1L << 30)
+		pid = pid * 10 + (*p++ - '0');
+	if (*p++ != '-')
+		return 0;
+	hex = strspn(p, "0123456789abcdef");
+	if (hex == 0 || (p[hex] && strcmp(p + hex, "-supervisor")))
+		return 0;
+	return (pid_t)pid;
+}
+
+static bool owner_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+	int failures = 0;
+
+	if (dfd < 0)
+		return 0;
+	d = fdopendir(dup(dfd));
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		pid_t owner = owner_of(de->d_name);
+		int cfd, r;
+
+		if (de->d_type != DT_DIR || owner <= 0 || owner_alive(owner))
+			continue;
+		if (dry_run) {
+			printf("would remove %s/%s\n", dir, de->d_name);
+			continue;
+		}
+		cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cfd >= 0) {
+			/* The owner is gone: whatever still runs there is orphaned. */
+			kill_all(cfd);
+			wait_empty(cfd, 2000);
+			close(cfd);
+		}
+		r = rmdir_at(dfd, de->d_name);
+		if (r < 0) {
+			if (verbose)
+				fprintf(stderr, "isd gc: cannot remove %s/%s: %s\n", dir, de->d_name, strerror(-r));
+			failures++;
+		} else if (verbose) {
+			printf("removed %s/%s\n", dir, de->d_name);
+		}
+	}
+	closedir(d);
+	return failures;
+}
+
+/* ------------------------------------------------------------------ */
+/* Host discovery and preparation                                      */
+/* ------------------------------------------------------------------ */
+
+struct host {
+	char *mountpoint; /* NULL: no cgroup2 */
+	char *own;
+	unsigned v1;        /* controllers bound to cgroup v1 hierarchies */
+	unsigned root_ctrl; /* controllers of the cgroup2 root we can see */
+};
+
+static void host_free(struct host *h)
+{
+	free(h->mountpoint);
+	free(h->own);
+	memset(h, 0, sizeof(*h));
+}
+
+static void host_discover(struct host *h)
+{
+	_cleanup_free_ char *cg = NULL, *mi = NULL, *v2 = NULL;
+
+	memset(h, 0, sizeof(*h));
+	if (isd_read_file_at(AT_FDCWD, "/proc/self/cgroup", &cg, NULL) < 0 ||
+	    isd_cgroup_parse_proc_cgroup(cg, &v2, &h->v1) < 0 || !v2)
+		return;
+	if (isd_read_file_at(AT_FDCWD, "/proc/self/mountinfo", &mi, NULL) < 0 ||
+	    isd_cgroup_find_dir(mi, v2, &h->mountpoint, &h->own) < 0)
+		return;
+	h->root_ctrl = read_controllers(h->mountpoint, "cgroup.controllers");
+}
+
+static const char delegate_fix[] =
+	"systemd drop-in /etc/systemd/system/user@.service.d/delegate.conf with "
+	"Delegate=cpu cpuset io memory pids, then systemctl daemon-reload";
+
+/* One line: which limit, why the host cannot enforce it, how to fix. */
+static char *explain(const struct host *h, const struct isd_cgroup_plan *p, const char *option, unsigned ctrl,
+		     const char *sd_error)
+{
+	const char *name = controller_name(ctrl);
+	char have[64];
+
+	if (!h->mountpoint)
+		return isd_xasprintf("%s needs the cgroup v2 \"%s\" controller, but this host has no cgroup v2 "
+				     "hierarchy; fix: boot with systemd.unified_cgroup_hierarchy=1", option, name);
+	if (!(h->root_ctrl & ctrl)) {
+		isd_cgroup_controllers_string(h->root_ctrl, have, sizeof(have), "");
+		if (h->v1 & ctrl)
+			return isd_xasprintf("%s needs the cgroup v2 \"%s\" controller, but this host runs it on "
+					     "cgroup v1 (hybrid layout; cgroup2 at %s offers: %s); fix: boot with "
+					     "systemd.unified_cgroup_hierarchy=1", option, name, h->mountpoint, have);
+		return isd_xasprintf("%s needs the cgroup v2 \"%s\" controller, which this kernel does not offer "
+				     "(cgroup2 at %s offers: %s); fix: use a kernel with it or drop %s",
+				     option, name, h->mountpoint, have, option);
+	}
+	if (p->place == ISD_CG_PLACE_NONE)
+		return isd_xasprintf("%s needs a cgroup v2 subtree delegated to user %u, but %s%s%s; fix: run isd "
+				     "in a delegated scope (systemd-run --user --scope -p Delegate=yes isd ...) or "
+				     "a %s", option, (unsigned)geteuid(), p->reason, sd_error ? "; systemd: " : "",
+				     sd_error ? sd_error : "", delegate_fix);
+	isd_cgroup_controllers_string(p->available, have, sizeof(have), "");
+	return isd_xasprintf("%s needs the cgroup v2 \"%s\" controller, which is not delegated to user %u "
+			     "(enabled: %s); fix: %s", option, name, (unsigned)geteuid(), have, delegate_fix);
+}
+
+#ifdef HAVE_SD_BUS
+/* Ask the user manager for a transient scope with Delegate=yes and move isd
+ * into it (what podman and crun do with --cgroup-manager=systemd). */
+static int systemd_scope(const char *unit, char *err, size_t errlen)
+{
+	__attribute__((cleanup(sd_bus_flush_close_unrefp))) sd_bus *bus = NULL;
+	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *m = NULL, *reply = NULL;
+	__attribute__((cleanup(sd_bus_error_free))) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_free_ char *want = isd_xasprintf("/%s\n", unit);
+	long deadline;
+	int r;
+
+	r = sd_bus_open_user(&bus);
+	if (r < 0 && getenv("XDG_RUNTIME_DIR")) {
+		/* No session bus: the manager's private socket. */
+		_cleanup_free_ char *addr = isd_xasprintf("unix:path=%s/systemd/private", getenv("XDG_RUNTIME_DIR"));
+		bus = sd_bus_flush_close_unref(bus);
+		if ((r = sd_bus_new(&bus)) >= 0 && (r = sd_bus_set_address(bus, addr)) >= 0)
+			r = sd_bus_start(bus);
+	}
+	if (r < 0)
+		return snprintf(err, errlen, "cannot reach the user manager: %s", strerror(-r)), r;
+	r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+					   "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+	if (r >= 0)
+		r = sd_bus_message_append(m, "ss", unit, "fail");
+	if (r >= 0)
+		r = sd_bus_message_append(m, "a(sv)", 4, "Description", "s", "isd sandbox", "PIDs", "au", 1,
+					  (uint32_t)getpid(), "Delegate", "b", 1, "CollectMode", "s",
+					  "inactive-or-failed");
+	if (r >= 0)
+		r = sd_bus_message_append(m, "a(sa(sv))", 0);
+	if (r >= 0)
+		r = sd_bus_call(bus, m, 5 * 1000000ULL, &error, &reply);
+	if (r < 0)
+		return snprintf(err, errlen, "StartTransientUnit %s: %s", unit,
+				error.message ? error.message : strerror(-r)), r;
+	/* The job moves us; wait (bounded) until /proc says so. */
+	deadline = monotonic_ms() + 3000;
+	while (monotonic_ms() < deadline) {
+		_cleanup_free_ char *text = NULL;
+		if (isd_read_file_at(AT_FDCWD, "/proc/self/cgroup", &text, NULL) == 0 && strstr(text, want))
+			return 0;
+		sleep_ms(2);
+	}
+	snprintf(err, errlen, "%s was started but isd did not arrive in it", unit);
+	return -ETIMEDOUT;
+}
+#endif
+
+static int fail_prepare(struct isd_cgroup *cg, int r)
+{
+	isd_cgroup_destroy(cg);
+	return r;
+}
+
+int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
+{
+	struct isd_cgroup_write writes[ISD_CGROUP_MAX_WRITES];
+	struct isd_cgroup_plan plan;
+	struct isd_cgroup_env env;
+	struct host h;
+	unsigned needed, dropped = 0;
+	char ctl[64], *sd_err = NULL;
+	bool best_effort = limits->mode == ISD_LIMITS_BEST_EFFORT;
+	uint32_t rnd = 0;
+	int n, r;
+
+	isd_cgroup_init(cg);
+	needed = isd_cgroup_needed_controllers(limits);
+	if (!needed)
+		return 0;
+	n = isd_cgroup_limit_writes(limits, writes);
+	if (n < 0)
+		return n;
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) < 0)
+		rnd = (uint32_t)monotonic_ms() ^ (uint32_t)getpid() << 16;
+
+	host_discover(&h);
+	memset(&plan, 0, sizeof(plan));
+	if (h.mountpoint) {
+		env = (struct isd_cgroup_env){.mountpoint = h.mountpoint, .own = h.own, .self = getpid(), .fake_uid = -1};
+		isd_cgroup_plan(&env, needed, &plan);
+#ifdef HAVE_SD_BUS
+		/* Only when it could help: the host's v2 root offers what is
+		 * missing here. */
+		if ((needed & h.root_ctrl) & ~(plan.place ? plan.available : 0)) {
+			char unit[64];
+			static char sd_error[256];
+			snprintf(unit, sizeof(unit), "isd-%d-%08x.scope", (int)getpid(), rnd);
+			if (systemd_scope(unit, sd_error, sizeof(sd_error)) == 0) {
+				struct isd_cgroup_plan p2;
+				host_free(&h);
+				host_discover(&h);
+				if (h.mountpoint) {
+					env.mountpoint = h.mountpoint;
+					env.own = h.own;
+					if (isd_cgroup_plan(&env, needed, &p2) == 0 &&
+					    (!plan.place || __builtin_popcount(needed & p2.available) >
+								    __builtin_popcount(needed & plan.available)))
+						plan = p2;
+				}
+			} else {
+				sd_err = sd_error;
+			}
+		}
+#endif
+	}
+
+	/* Every needed controller the chosen place lacks is one clear line. */
+	for (int i = 0; i < n; i++) {
+		unsigned c = writes[i].controller;
+		if (!h.mountpoint || plan.place == ISD_CG_PLACE_NONE || !(plan.available & c)) {
+			if (dropped & c)
+				continue;
+			_cleanup_free_ char *why = explain(&h, &plan, writes[i].option, c, sd_err);
+			if (!best_effort) {
+				isd_error(0, "%s", why);
+				host_free(&h);
+				return -EOPNOTSUPP;
+			}
+			/* "--cpus needs ..." -> "ignoring --cpus (...): needs ..." */
+			if (writes[i].explicit_request)
+				isd_warn("ignoring %s (--limits=best-effort): %s", writes[i].option,
+					 why + strlen(writes[i].option) + 1);
+			dropped |= c;
+		}
+	}
+	needed &= ~dropped;
+	if (!needed) {
+		host_free(&h);
+		return 0;
+	}
+
+	isd_cgroup_gc_dir(plan.base, false, false);
+	snprintf(cg->name, sizeof(cg->name), "isd-%d-%08x", (int)getpid(), rnd);
+	cg->parent_fd = open(plan.base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->parent_fd < 0) {
+		r = isd_error(-errno, "opening cgroup %s", plan.base);
+		host_free(&h);
+		return fail_prepare(cg, r);
+	}
+	if (plan.place == ISD_CG_PLACE_SUPERVISOR) {
+		char pid[24];
+		snprintf(cg->supervisor_name, sizeof(cg->supervisor_name), "%s-supervisor", cg->name);
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		if (mkdirat(cg->parent_fd, cg->supervisor_name, 0755) < 0) {
+			r = isd_error(-errno, "creating cgroup %s/%s", plan.base, cg->supervisor_name);
+			cg->supervisor_name[0] = '\0';
+			goto fail;
+		}
+		cg->origin_fd = dup(cg->parent_fd);
+		{
+			_cleanup_free_ char *procs = isd_xasprintf("%s/cgroup.procs", cg->supervisor_name);
+			r = write_at(cg->parent_fd, procs, pid);
+		}
+		if (r < 0) {
+			r = isd_error(r, "moving isd into its leaf cgroup %s/%s", plan.base, cg->supervisor_name);
+			goto fail;
+		}
+	}
+	if (plan.to_enable & needed) {
+		isd_cgroup_controllers_string(plan.to_enable & needed, ctl, sizeof(ctl), "+");
+		r = write_at(cg->parent_fd, "cgroup.subtree_control", ctl);
+		if (r < 0) {
+			r = isd_error(r, "enabling %s in %s/cgroup.subtree_control", ctl, plan.base);
+			goto fail;
+		}
+		if (plan.place == ISD_CG_PLACE_SUPERVISOR)
+			cg->origin_enabled = plan.to_enable & needed;
+	}
+	if (mkdirat(cg->parent_fd, cg->name, 0755) < 0) {
+		r = isd_error(-errno, "creating cgroup %s/%s", plan.base, cg->name);
+		cg->name[0] = '\0';
+		goto fail;
+	}
+	if ((size_t)snprintf(cg->path_buf, sizeof(cg->path_buf), "%s/%s", plan.base, cg->name) >= sizeof(cg->path_buf)) {
+		r = isd_error(-ENAMETOOLONG, "cgroup path below %s", plan.base);
+		goto fail;
+	}
+	cg->path = cg->path_buf;
+	cg->dirfd = openat(cg->parent_fd, cg->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->dirfd < 0) {
+		r = isd_error(-errno, "opening cgroup %s", cg->path);
+		goto fail;
+	}
+
+	for (int i = 0; i < n; i++) {
+		struct isd_cgroup_write *w = &writes[i];
+
+		if (!(needed & w->controller))
+			continue;
+		if (faccessat(cg->dirfd, w->file, F_OK, 0) < 0) {
+			/* Controller there, file not: a kernel feature is off
+			 * (swap accounting, the iocost io.weight). */
+			if (!w->explicit_request)
+				continue;
+			const char *why = !strcmp(w->file, "memory.swap.max") ? " (swap accounting is off)"
+					  : !strcmp(w->file, "io.weight")     ? " (no CONFIG_BLK_CGROUP_IOCOST)"
+									      : "";
+			if (!best_effort) {
+				isd_error(0, "%s needs %s in the cgroup, which this kernel does not provide%s; fix: "
+					  "drop %s or use --limits=best-effort", w->option, w->file, why, w->option);
+				r = -EOPNOTSUPP;
+				goto fail;
+			}
+			isd_warn("ignoring %s (--limits=best-effort): needs %s in the cgroup, which this kernel "
+				 "does not provide%s", w->option, w->file, why);
+			continue;
+		}
+		r = write_at(cg->dirfd, w->file, w->value);
+		if (r < 0) {
+			if (w->controller == ISD_CG_CPUSET && r == -EINVAL) {
+				_cleanup_free_ char *eff = NULL;
+				if (isd_read_file_at(cg->dirfd, "cpuset.cpus.effective", &eff, NULL) == 0)
+					eff[strcspn(eff, "\n")] = '\0';
+				r = isd_error(0, "--cpuset-cpus %s: the kernel refused it (CPUs available: %s)", w->value,
+					      eff ? eff : "?");
+			} else {
+				r = isd_error(r, "setting %s (%s=%s in %s)", w->option, w->file, w->value, cg->path);
+			}
+			goto fail;
+		}
+		if (!strcmp(w->file, "memory.max"))
+			cg->memory_max = limits->memory;
+	}
+	host_free(&h);
+	return 0;
+fail:
+	host_free(&h);
+	return fail_prepare(cg, r);
+}
+
+int isd_cgroup_gc_main(int argc, char **argv)
+{
+	bool dry_run = false;
+	struct host h;
+	int failures = 0;
+	char *slash;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--dry-run") || !strcmp(argv[i], "-n")) {
+			dry_run = true;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("Usage: isd gc [--dry-run]\n"
+			       "Remove the cgroups of isd runs that ended without cleaning up (isd-<pid>-*\n"
+			       "next to and below isd's own cgroup, whose owner pid is gone).\n");
+			return 0;
+		} else {
+			fprintf(stderr, "isd: gc: unknown argument '%s' (see isd gc --help)\n", argv[i]);
+			return ISD_EXIT_FAILURE;
+		}
+	}
+	host_discover(&h);
+	if (!h.mountpoint) {
+		host_free(&h);
+		return 0; /* no cgroup v2: isd never creates anything */
+	}
+	failures += isd_cgroup_gc_dir(h.own, dry_run, true);
+	slash = strrchr(h.own, '/');
+	if (strcmp(h.own, h.mountpoint) && slash && slash != h.own) {
+		*slash = '\0';
+		if (strlen(h.own) >= strlen(h.mountpoint))
+			failures += isd_cgroup_gc_dir(h.own, dry_run, true);
+	}
+	host_free(&h);
+	return failures ? ISD_EXIT_FAILURE : 0;
+}

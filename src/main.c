@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
+#include "isd/cgroup.h"
+#include "isd/cli.h"
+#include "isd/sandbox.h"
+#include "isd/seccomp.h"
+#include "isd/spec.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fputs("Usage: isd COMMAND [ARG...]\n"
+	      "\n"
+	      "isd (\"It Is So Dangerous\") runs programs, such as AI coding agents, in a\n"
+	      "rootless sandbox: read-only root, no capabilities, own namespaces.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  exec [OPTIONS] [--] CMD...   run CMD in a new sandbox (isd exec --help)\n"
+	      "  seccomp check PROFILE        validate and explain a seccomp profile\n"
+	      "  gc                           remove cgroups left by crashed isd runs\n"
+	      "  version                      print the version\n",
+	      out);
+}
+
+/* A caller that closed 0, 1 or 2 would otherwise have our own descriptors
+ * land there and be handed to the payload as its stdio. */
+static void ensure_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+			if (n >= 0 && n != fd)
+				close(n);
+		}
+	}
+}
+
+static int cmd_exec(int argc, char **argv)
+{
+	struct isd_caller caller;
+	struct isd_spec spec;
+	int r, code;
+
+	isd_caller_from_process(&caller);
+	isd_spec_init(&spec);
+	r = isd_cli_parse_exec(argc, argv, &caller, &spec);
+	if (r == 0)
+		r = isd_spec_validate(&spec);
+	if (r < 0) {
+		isd_error_print("invalid arguments");
+		isd_spec_free(&spec);
+		return ISD_EXIT_FAILURE;
+	}
+	if (spec.print_spec) {
+		char *json = isd_spec_to_json(&spec);
+		puts(json);
+		free(json);
+		isd_spec_free(&spec);
+		return 0;
+	}
+	code = isd_sandbox_run(&spec);
+	isd_spec_free(&spec);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	ensure_std_fds();
+	if (argc < 2) {
+		usage(stderr);
+		return ISD_EXIT_FAILURE;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "exec") || !strcmp(cmd, "run"))
+		return cmd_exec(argc - 1, argv + 1);
+	if (!strcmp(cmd, "seccomp"))
+		return isd_seccomp_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "gc"))
+		return isd_cgroup_gc_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+		printf("isd %s\n", ISD_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "isd: unknown command '%s' (known: exec, seccomp, gc, version, help)\n", cmd);
+	return ISD_EXIT_FAILURE;
+}

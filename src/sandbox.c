@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The orchestration, in a fixed order.
+ *
+ * parent (isd on the host)          child "init" (pid 1 inside)        payload
+ * --------------------------------  ---------------------------------  ------------------
+ * validate spec, compile seccomp,
+ * create the cgroup
+ * clone3(all namespaces, cgroup) -> die with parent, uid/gid maps,
+ *                                   cgroupns, hostname, loopback,
+ *                                   file system + pivot_root
+ *                                   fork --------------------------->  new session, close fds,
+ *                                   drop caps, wait as init            drop caps + no_new_privs,
+ *                                                                      chdir, seccomp, execve
+ * read the setup socket: an error
+ * message or EOF (= execve done);
+ * forward signals; wait; clean up
+ *
+ * Every failure on the child side is sent over the setup socket, so the user
+ * sees one line from the parent, and the parent exits 125 (126/127 when the
+ * command could not be executed or found).
+ */
+#define _GNU_SOURCE
+#include "isd/sandbox.h"
+#include "isd/caps.h"
+#include "isd/cgroup.h"
+#include "isd/init.h"
+#include "isd/mount.h"
+#include "isd/net.h"
+#include "isd/seccomp.h"
+#include "isd/syscalls.h"
+#include "isd/userns.h"
+#include "isd/util.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define SETUP_FD 3
+
+struct setup_message {
+	int32_t exit_code;
+	char text[ISD_ERROR_MAX];
+};
+
+struct child_args {
+	const struct isd_spec *spec;
+	const struct isd_seccomp_program *seccomp;
+	struct isd_mount_extras extras;
+	bool wait_for_cgroup; /* the parent moves us into the cgroup first */
+};
+
+static volatile pid_t forward_to = -1;
+
+static _Noreturn void report_and_exit(int code)
+{
+	struct setup_message msg = {.exit_code = code};
+
+	snprintf(msg.text, sizeof(msg.text), "%s", isd_error_message()[0] ? isd_error_message() : "sandbox setup failed");
+	(void)!send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL);
+	_exit(code);
+}
+
+static bool is_executable_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* execvpe() searches the *caller's* PATH; the payload's PATH is the one that
+ * counts, so the search is done here.  Returns the errno that decides 126 vs
+ * 127, with the message recorded. */
+static int exec_command(char *const argv[], char *const envp[], const char *path_env)
+{
+	const char *cmd = argv[0];
+	bool saw_eacces = false;
+	char buf[4096];
+
+	if (strchr(cmd, '/')) {
+		execve(cmd, argv, envp);
+		return isd_error(-errno, "exec %s", cmd);
+	}
+	for (const char *p = path_env ? path_env : "/usr/bin:/bin"; ; ) {
+		const char *end = strchrnul(p, ':');
+		size_t len = (size_t)(end - p);
+
+		if (len == 0)
+			snprintf(buf, sizeof(buf), "%s", cmd);
+		else
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, cmd);
+		execve(buf, argv, envp);
+		if (errno == EACCES && is_executable_file(buf))
+			saw_eacces = true;
+		else if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+			return isd_error(-errno, "exec %s", buf);
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	if (saw_eacces)
+		return isd_error(-EACCES, "exec %s: found on PATH but not executable", cmd);
+	return isd_error(-ENOENT, "exec %s: command not found in the sandbox's PATH (%s)", cmd,
+			 path_env ? path_env : "");
+}
+
+static _Noreturn void payload_main(const struct child_args *a, const sigset_t *old_mask)
+{
+	const struct isd_spec *spec = a->spec;
+	int fd, r;
+
+	sigprocmask(SIG_SETMASK, old_mask, NULL);
+	/* A session of its own: the caller's terminal is not its controlling
+	 * terminal, so TIOCSTI cannot push input into it. */
+	if (setsid() < 0) {
+		isd_error(-errno, "starting a new session for the payload");
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
+	if (isd_caps_drop_all() < 0)
+		report_and_exit(ISD_EXIT_FAILURE);
+
+	/* Magic links (/proc/self/fd/N, /proc/1/cwd) could lead back to a
+	 * directory outside the root; the working directory never takes one. */
+	fd = isd_openat2(AT_FDCWD, spec->workdir ? spec->workdir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC,
+			 RESOLVE_NO_MAGICLINKS);
+	if (fd < 0 || fchdir(fd) < 0) {
+		isd_error(-errno, "changing to the working directory %s", spec->workdir ? spec->workdir : "/");
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
+	close(fd);
+
+	r = isd_seccomp_install(a->seccomp);
+	if (r < 0)
+		report_and_exit(ISD_EXIT_FAILURE);
+
+	r = exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"));
+	report_and_exit(r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
+}
+
+static int wait_for_parent_byte(void)
+{
+	char c;
+	ssize_t n;
+
+	do
+		n = recv(SETUP_FD, &c, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -EPIPE;
+}
+
+static _Noreturn void child_main(const struct child_args *a)
+{
+	const struct isd_spec *spec = a->spec;
+	struct pollfd pfd = {.fd = SETUP_FD, .events = POLLIN};
+	sigset_t old_mask;
+	pid_t payload;
+	int r;
+
+	/* The sandbox must not outlive isd: when isd dies, init (and with it
+	 * the whole pid namespace) gets SIGKILL.  isd may already be gone. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(ISD_EXIT_FAILURE);
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
+		_exit(ISD_EXIT_FAILURE);
+
+	r = isd_userns_write_own_maps(spec->uid, spec->host_uid, spec->gid, spec->host_gid);
+	if (r < 0) {
+		isd_userns_explain_failure(r);
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
+	if (a->wait_for_cgroup && wait_for_parent_byte() < 0)
+		_exit(ISD_EXIT_FAILURE);
+	/* After joining the sandbox's cgroup, so that it is the root inside. */
+	if (unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL) {
+		isd_error(-errno, "creating the cgroup namespace");
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
+	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0) {
+		isd_error(-errno, "setting the host name %s", spec->hostname);
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
+	if (spec->network == ISD_NET_NONE && isd_net_loopback_up() < 0)
+		report_and_exit(ISD_EXIT_FAILURE);
+	r = isd_mount_setup(spec, &a->extras);
+	if (r < 0) {
+		if (r == -EPERM)
+			isd_userns_explain_failure(r);
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
+
+	if (setsid() < 0 && errno != EPERM) {
+		isd_error(-errno, "starting a new session for the sandbox");
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
+	if (spec->pid_host)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (isd_init_block_signals(&old_mask) < 0)
+		report_and_exit(ISD_EXIT_FAILURE);
+
+	payload = fork();
+	if (payload < 0) {
+		isd_error(-errno, "starting the payload");
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
+	if (payload == 0) {
+		if (spec->pid_host)
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+		payload_main(a, &old_mask);
+	}
+
+	/* init keeps nothing that could help the payload: no capabilities, no
+	 * setup socket, and not dumpable, so /proc/1 (and the isd binary behind
+	 * /proc/1/exe) stays out of the payload's reach. */
+	close(SETUP_FD);
+	prctl(PR_SET_DUMPABLE, 0);
+	if (isd_caps_drop_all() < 0)
+		kill(payload, SIGKILL);
+	_exit(isd_init_run(payload));
+}
+
+static void forward_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+static char *hosts_content(const struct isd_spec *spec)
+{
+	_cleanup_free_ char *host = NULL;
+
+	if (spec->network == ISD_NET_HOST && isd_read_file_at(AT_FDCWD, "/etc/hosts", &host, NULL) == 0)
+		return isd_xasprintf("%s\n127.0.1.1\t%s\n", host, spec->hostname);
+	return isd_xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t%s\n",
+			     spec->hostname);
+}
+
+static char *resolv_content(const struct isd_spec *spec)
+{
+	char *host = NULL;
+
+	if (spec->network == ISD_NET_HOST && isd_read_file_at(AT_FDCWD, "/etc/resolv.conf", &host, NULL) == 0)
+		return host;
+	/* No nameserver line: resolvers try 127.0.0.1:53, which refuses at
+	 * once, so lookups fail fast instead of timing out. */
+	return isd_xasprintf("# isd: --network=%s, this sandbox has no DNS\n", isd_network_mode_name(spec->network));
+}
+
+static int read_setup_messages(int fd, struct setup_message *msg)
+{
+	bool got = false;
+
+	for (;;) {
+		struct setup_message m;
+		ssize_t n = recv(fd, &m, sizeof(m), 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		if (!got && (size_t)n == sizeof(m)) {
+			*msg = m;
+			msg->text[sizeof(msg->text) - 1] = '\0';
+			got = true;
+		}
+	}
+	return got ? 1 : 0;
+}
+
+static pid_t spawn_child(const struct isd_spec *spec, struct isd_cgroup *cg, bool *needs_attach)
+{
+	struct isd_clone_args args = {.exit_signal = SIGCHLD};
+	long pid;
+
+	args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
+	if (!spec->pid_host)
+		args.flags |= CLONE_NEWPID;
+	if (spec->network != ISD_NET_HOST)
+		args.flags |= CLONE_NEWNET;
+	*needs_attach = false;
+	if (cg->dirfd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cg->dirfd;
+	}
+	pid = isd_clone3(&args);
+	if (pid < 0 && (errno == ENOSYS || errno == E2BIG || (errno == EINVAL && cg->dirfd >= 0))) {
+		/* Kernels before 5.7 lack CLONE_INTO_CGROUP: the parent moves
+		 * the child in before it goes on (see wait_for_cgroup). */
+		args.flags &= ~CLONE_INTO_CGROUP;
+		*needs_attach = cg->dirfd >= 0;
+		pid = syscall(SYS_clone, (unsigned long)(args.flags | SIGCHLD), NULL, NULL, NULL, NULL);
+	}
+	return (pid_t)pid;
+}
+
+int isd_sandbox_run(const struct isd_spec *spec)
+{
+	struct isd_seccomp_program seccomp = {0};
+	struct isd_cgroup cg;
+	struct setup_message msg = {0};
+	struct child_args args = {.spec = spec};
+	_cleanup_free_ char *hosts = NULL, *resolv = NULL;
+	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+	int sv[2] = {-1, -1};
+	int status = 0, exit_code, r;
+	bool needs_attach;
+	pid_t pid;
+	bool parent_failed = true;
+
+	isd_cgroup_init(&cg);
+	exit_code = ISD_EXIT_FAILURE;
+	r = isd_seccomp_prepare(spec->seccomp, &seccomp);
+	if (r < 0)
+		goto out;
+	r = isd_cgroup_prepare(&spec->limits, &cg);
+	if (r < 0)
+		goto out;
+	hosts = hosts_content(spec);
+	resolv = resolv_content(spec);
+	args.seccomp = &seccomp;
+	args.extras.hosts = hosts;
+	args.extras.resolv_conf = resolv;
+	args.extras.cgroup2 = cg.dirfd >= 0;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		isd_error(-errno, "creating the setup socket");
+		goto out;
+	}
+	fflush(NULL);
+	args.wait_for_cgroup = false;
+	pid = spawn_child(spec, &cg, &needs_attach);
+	if (pid < 0) {
+		r = isd_error(-errno, "creating the sandbox's namespaces (clone3)");
+		isd_userns_explain_failure(r);
+		goto out;
+	}
+	if (pid == 0) {
+		/* Only the setup socket crosses into the sandbox, at a fixed
+		 * number; every other descriptor the caller passed is closed. */
+		if (dup3(sv[1], SETUP_FD, O_CLOEXEC) < 0 && sv[1] != SETUP_FD)
+			_exit(ISD_EXIT_FAILURE);
+		isd_close_range(SETUP_FD + 1, ~0U, 0);
+		args.wait_for_cgroup = needs_attach;
+		child_main(&args);
+	}
+	close(sv[1]);
+	sv[1] = -1;
+	forward_to = pid;
+	for (size_t i = 0; i < isd_n_forwarded_signals; i++)
+		sigaction(isd_forwarded_signals[i], &sa, NULL);
+
+	if (needs_attach) {
+		r = isd_cgroup_attach(&cg, pid);
+		if (r < 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto out;
+		}
+		(void)!send(sv[0], "g", 1, MSG_NOSIGNAL);
+	}
+
+	parent_failed = false;
+	r = read_setup_messages(sv[0], &msg);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	forward_to = -1;
+	exit_code = isd_exit_status_from_wait(status);
+	if (r > 0) {
+		isd_error_raw(-EIO, msg.text);
+		isd_error_print("sandbox setup failed");
+		exit_code = msg.exit_code;
+	}
+	if (cg.dirfd >= 0)
+		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
+out:
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	isd_cgroup_destroy(&cg);
+	isd_seccomp_program_free(&seccomp);
+	if (parent_failed)
+		isd_error_print("preparing the sandbox failed");
+	return exit_code;
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
+#include "isd/spec.h"
+#include "isd/util.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void isd_spec_init(struct isd_spec *spec)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->limits.cpu_period_us = 100000;
+}
+
+void isd_spec_free(struct isd_spec *spec)
+{
+	isd_strv_free(spec->argv);
+	isd_strv_free(spec->env);
+	free(spec->image);
+	free(spec->rootfs);
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		free(spec->mounts[i].source);
+		free(spec->mounts[i].destination);
+	}
+	free(spec->mounts);
+	free(spec->workdir);
+	free(spec->hostname);
+	free(spec->seccomp);
+	free(spec->limits.cpuset_cpus);
+	memset(spec, 0, sizeof(*spec));
+}
+
+struct isd_mount *isd_spec_add_mount(struct isd_spec *spec)
+{
+	struct isd_mount *m;
+
+	spec->mounts = isd_xrealloc(spec->mounts, (spec->n_mounts + 1) * sizeof(*spec->mounts));
+	m = &spec->mounts[spec->n_mounts++];
+	memset(m, 0, sizeof(*m));
+	return m;
+}
+
+ssize_t isd_spec_find_mount(const struct isd_spec *spec, const char *dst)
+{
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		if (!strcmp(spec->mounts[i].destination, dst))
+			return (ssize_t)i;
+	return -1;
+}
+
+static ssize_t env_index(char *const *env, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], name, len) && env[i][len] == '=')
+			return (ssize_t)i;
+	return -1;
+}
+
+void isd_spec_setenv(struct isd_spec *spec, const char *name, const char *value)
+{
+	char *entry = isd_xasprintf("%s=%s", name, value);
+	ssize_t i = env_index(spec->env, name);
+
+	if (i >= 0) {
+		free(spec->env[i]);
+		spec->env[i] = entry;
+	} else {
+		isd_strv_push(&spec->env, entry);
+	}
+}
+
+const char *isd_spec_getenv(const struct isd_spec *spec, const char *name)
+{
+	ssize_t i = env_index(spec->env, name);
+	return i >= 0 ? spec->env[i] + strlen(name) + 1 : NULL;
+}
+
+const char *isd_network_mode_name(enum isd_network_mode mode)
+{
+	switch (mode) {
+	case ISD_NET_NONE:
+		return "none";
+	case ISD_NET_HOST:
+		return "host";
+	}
+	return "?";
+}
+
+static bool valid_hostname(const char *h)
+{
+	size_t len = strlen(h);
+
+	if (len == 0 || len > 64 || h[0] == '-' || h[0] == '.')
+		return false;
+	for (const char *p = h; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
+			return false;
+	return true;
+}
+
+/* Paths isd itself builds; a user mount exactly there would hide them. */
+static bool reserved_destination(const char *dst)
+{
+	static const char *const reserved[] = {"/", "/proc", "/dev", "/sys", "/dev/pts"};
+
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (!strcmp(dst, reserved[i]))
+			return true;
+	return !strncmp(dst, "/proc/", 6);
+}
+
+int isd_spec_validate(const struct isd_spec *spec)
+{
+	struct stat st;
+
+	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
+		return isd_error(0, "exec: no command given (usage: isd exec [OPTIONS] [--] COMMAND [ARG...])");
+
+	if (spec->rootfs) {
+		if (stat(spec->rootfs, &st) < 0)
+			return isd_error(-errno, "using root filesystem %s", spec->rootfs);
+		if (!S_ISDIR(st.st_mode))
+			return isd_error(0, "using root filesystem %s: not a directory", spec->rootfs);
+	}
+
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+
+		if (m->destination[0] != '/')
+			return isd_error(0, "mount destination '%s': must be an absolute path",
+					 m->destination);
+		if (reserved_destination(m->destination))
+			return isd_error(0, "mount destination '%s': reserved, isd builds it itself",
+					 m->destination);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(spec->mounts[j].destination, m->destination))
+				return isd_error(0, "mount destination '%s': given twice",
+						 m->destination);
+		/* Only the sandbox's own ids exist in its user namespace. */
+		if (m->has_uid && m->uid != spec->uid)
+			return isd_error(0, "--tmpfs %s: uid=%u is not mapped in the sandbox; only the sandbox user %u exists (use uid=%u or --user %u)",
+					 m->destination, m->uid, spec->uid, spec->uid, m->uid);
+		if (m->has_gid && m->gid != spec->gid)
+			return isd_error(0, "--tmpfs %s: gid=%u is not mapped in the sandbox; only the sandbox group %u exists (use gid=%u or --user UID:%u)",
+					 m->destination, m->gid, spec->gid, spec->gid, m->gid);
+		if (m->type == ISD_MOUNT_BIND) {
+			if (!m->source || m->source[0] != '/')
+				return isd_error(0, "bind mount to %s: source must be an absolute path",
+						 m->destination);
+			if (stat(m->source, &st) < 0)
+				return isd_error(-errno, "bind mount source %s", m->source);
+		}
+	}
+
+	if (spec->workdir && spec->workdir[0] != '/')
+		return isd_error(0, "--workdir '%s': must be an absolute path", spec->workdir);
+	if (spec->hostname && !valid_hostname(spec->hostname))
+		return isd_error(0, "--hostname '%s': not a valid host name (letters, digits, '-', '.', at most 64)",
+				 spec->hostname);
+	for (size_t i = 0; spec->env && spec->env[i]; i++) {
+		const char *eq = strchr(spec->env[i], '=');
+		if (!eq || eq == spec->env[i])
+			return isd_error(0, "environment entry '%s': expected NAME=VALUE", spec->env[i]);
+	}
+	if (spec->limits.memory_swap > 0 && spec->limits.memory == 0)
+		return isd_error(0, "--memory-swap needs --memory as well (Docker's rule: swap is memory plus swap)");
+	if (spec->limits.memory_swap > 0 && (uint64_t)spec->limits.memory_swap < spec->limits.memory)
+		return isd_error(0, "--memory-swap (%lld) must be at least --memory (%llu)",
+				 (long long)spec->limits.memory_swap,
+				 (unsigned long long)spec->limits.memory);
+	return 0;
+}
+
+static json_object *strv_json(char *const *strv)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; strv && strv[i]; i++)
+		json_object_array_add(arr, json_object_new_string(strv[i]));
+	return arr;
+}
+
+static json_object *mount_json(const struct isd_mount *m)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "type", json_object_new_string(m->type == ISD_MOUNT_BIND ? "bind" : "tmpfs"));
+	if (m->source)
+		json_object_object_add(o, "source", json_object_new_string(m->source));
+	json_object_object_add(o, "destination", json_object_new_string(m->destination));
+	json_object_object_add(o, "readonly", json_object_new_boolean(m->readonly));
+	if (m->type == ISD_MOUNT_TMPFS) {
+		json_object_object_add(o, "size", json_object_new_uint64(m->size));
+		json_object_object_add(o, "exec", json_object_new_boolean(m->exec));
+		if (m->has_mode) {
+			char mode[8];
+			snprintf(mode, sizeof(mode), "%04o", m->mode);
+			json_object_object_add(o, "mode", json_object_new_string(mode));
+		}
+		if (m->has_uid)
+			json_object_object_add(o, "uid", json_object_new_int64(m->uid));
+		if (m->has_gid)
+			json_object_object_add(o, "gid", json_object_new_int64(m->gid));
+	}
+	json_object_object_add(o, "nosuid", json_object_new_boolean(true));
+	json_object_object_add(o, "nodev", json_object_new_boolean(true));
+	json_object_object_add(o, "origin", json_object_new_string(m->implicit ? "isd" : "user"));
+	return o;
+}
+
+static json_object *limits_json(const struct isd_limits *l)
+{
+	json_object *o = json_object_new_object();
+
+	if (l->memory)
+		json_object_object_add(o, "memory", json_object_new_uint64(l->memory));
+	if (l->memory_swap)
+		json_object_object_add(o, "memory_swap", json_object_new_int64(l->memory_swap));
+	if (l->memory_reservation)
+		json_object_object_add(o, "memory_reservation", json_object_new_uint64(l->memory_reservation));
+	if (l->cpu_quota_us) {
+		json_object_object_add(o, "cpu_quota_us", json_object_new_uint64(l->cpu_quota_us));
+		json_object_object_add(o, "cpu_period_us", json_object_new_uint64(l->cpu_period_us));
+	}
+	if (l->cpu_weight)
+		json_object_object_add(o, "cpu_weight", json_object_new_uint64(l->cpu_weight));
+	if (l->cpuset_cpus)
+		json_object_object_add(o, "cpuset_cpus", json_object_new_string(l->cpuset_cpus));
+	if (l->pids_limit)
+		json_object_object_add(o, "pids_limit", json_object_new_int64(l->pids_limit));
+	if (l->blkio_weight)
+		json_object_object_add(o, "blkio_weight", json_object_new_uint64(l->blkio_weight));
+	json_object_object_add(o, "enforcement",
+			       json_object_new_string(l->mode == ISD_LIMITS_STRICT ? "strict" : "best-effort"));
+	return o;
+}
+
+char *isd_spec_to_json(const struct isd_spec *spec)
+{
+	json_object *root = json_object_new_object();
+	json_object *ns = json_object_new_object();
+	json_object *mounts = json_object_new_array();
+	json_object *user = json_object_new_object();
+	char *text;
+
+	json_object_object_add(root, "isd_version", json_object_new_string(ISD_VERSION));
+	json_object_object_add(root, "command", strv_json(spec->argv));
+	json_object_object_add(root, "env", strv_json(spec->env));
+	json_object_object_add(root, "image", json_object_new_string(spec->image ? spec->image : "host"));
+	if (spec->rootfs)
+		json_object_object_add(root, "rootfs", json_object_new_string(spec->rootfs));
+	json_object_object_add(root, "root_readonly", json_object_new_boolean(true));
+	json_object_object_add(root, "workdir", json_object_new_string(spec->workdir ? spec->workdir : "/"));
+	json_object_object_add(root, "hostname", json_object_new_string(spec->hostname ? spec->hostname : ""));
+
+	json_object_object_add(user, "uid", json_object_new_int64(spec->uid));
+	json_object_object_add(user, "gid", json_object_new_int64(spec->gid));
+	json_object_object_add(user, "host_uid", json_object_new_int64(spec->host_uid));
+	json_object_object_add(user, "host_gid", json_object_new_int64(spec->host_gid));
+	json_object_object_add(root, "user", user);
+
+	json_object_object_add(ns, "user", json_object_new_boolean(true));
+	json_object_object_add(ns, "mount", json_object_new_boolean(true));
+	json_object_object_add(ns, "pid", json_object_new_boolean(!spec->pid_host));
+	json_object_object_add(ns, "net", json_object_new_boolean(spec->network != ISD_NET_HOST));
+	json_object_object_add(ns, "ipc", json_object_new_boolean(true));
+	json_object_object_add(ns, "uts", json_object_new_boolean(true));
+	json_object_object_add(ns, "cgroup", json_object_new_boolean(true));
+	json_object_object_add(root, "namespaces", ns);
+	json_object_object_add(root, "network", json_object_new_string(isd_network_mode_name(spec->network)));
+
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		json_object_array_add(mounts, mount_json(&spec->mounts[i]));
+	json_object_object_add(root, "mounts", mounts);
+
+	json_object_object_add(root, "proc", json_object_new_string(spec->pid_host ? "bind of the outer /proc, read-only" : "fresh procfs"));
+	json_object_object_add(root, "dev", json_object_new_string("isd tmpfs: null zero full random urandom tty, devpts, shm"));
+	json_object_object_add(root, "capabilities", json_object_new_array());
+	json_object_object_add(root, "no_new_privileges", json_object_new_boolean(true));
+	json_object_object_add(root, "seccomp", json_object_new_string(spec->seccomp ? spec->seccomp : "default"));
+	json_object_object_add(root, "limits", limits_json(&spec->limits));
+
+	text = isd_xstrdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+	return text;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
+#include "isd/userns.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+static int write_proc_self(const char *file, const char *content)
+{
+	int r = isd_write_file_at(AT_FDCWD, file, content, 0, 0);
+
+	if (r < 0)
+		return isd_error(r, "writing %s (\"%.*s\")", file, (int)strcspn(content, "\n"), content);
+	return 0;
+}
+
+int isd_userns_write_own_maps(uint32_t inside_uid, uint32_t host_uid, uint32_t inside_gid,
+			      uint32_t host_gid)
+{
+	char map[64];
+	int r;
+
+	r = write_proc_self("/proc/self/setgroups", "deny");
+	if (r < 0 && r != -ENOENT)
+		return r;
+	snprintf(map, sizeof(map), "%u %u 1\n", inside_uid, host_uid);
+	r = write_proc_self("/proc/self/uid_map", map);
+	if (r < 0)
+		return r;
+	snprintf(map, sizeof(map), "%u %u 1\n", inside_gid, host_gid);
+	return write_proc_self("/proc/self/gid_map", map);
+}
+
+static long read_sysctl(const char *path)
+{
+	_cleanup_free_ char *text = NULL;
+
+	if (isd_read_file_at(AT_FDCWD, path, &text, NULL) < 0)
+		return -1;
+	return strtol(text, NULL, 10);
+}
+
+void isd_userns_explain_failure(int err)
+{
+	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0) {
+		isd_error_hint("user.max_user_namespaces is 0; fix: sysctl -w user.max_user_namespaces=15000");
+		return;
+	}
+	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0) {
+		isd_error_hint("kernel.unprivileged_userns_clone is 0; fix: sysctl -w kernel.unprivileged_userns_clone=1");
+		return;
+	}
+	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
+		isd_error_hint("Ubuntu's kernel.apparmor_restrict_unprivileged_userns=1 takes capabilities away in new user namespaces; "
+			       "fix: install isd's AppArmor profile (packaging/apparmor/isd) or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
+		return;
+	}
+	if (err == -EPERM || err == -EACCES)
+		isd_error_hint("unprivileged user namespaces look disabled here, or isd runs inside a container whose seccomp profile forbids them");
+	else if (err == -ENOSPC || err == -EUSERS)
+		isd_error_hint("the user namespace limit (user.max_user_namespaces) is reached");
+}

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
+#include "isd/util.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char error_message[ISD_ERROR_MAX];
+
+int isd_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(error_message, sizeof(error_message), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		error_message[0] = '\0';
+	if (err < 0) {
+		size_t used = strlen(error_message);
+		snprintf(error_message + used, sizeof(error_message) - used, ": %s",
+			 strerror(-err));
+		return err;
+	}
+	return err == 0 ? -EINVAL : -err;
+}
+
+int isd_error_raw(int err, const char *msg)
+{
+	snprintf(error_message, sizeof(error_message), "%s", msg);
+	return err;
+}
+
+void isd_error_hint(const char *fmt, ...)
+{
+	size_t used = strlen(error_message);
+	va_list ap;
+
+	if (used + 3 >= sizeof(error_message))
+		return;
+	memcpy(error_message + used, " (", 2);
+	used += 2;
+	va_start(ap, fmt);
+	vsnprintf(error_message + used, sizeof(error_message) - used, fmt, ap);
+	va_end(ap);
+	used = strlen(error_message);
+	if (used + 1 < sizeof(error_message)) {
+		error_message[used] = ')';
+		error_message[used + 1] = '\0';
+	}
+}
+
+const char *isd_error_message(void)
+{
+	return error_message;
+}
+
+void isd_error_clear(void)
+{
+	error_message[0] = '\0';
+}
+
+void isd_error_print(const char *fallback)
+{
+	fprintf(stderr, "isd: %s\n", error_message[0] ? error_message : fallback);
+}
+
+void isd_warn(const char *fmt, ...)
+{
+	char buf[ISD_ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "isd: warning: %s\n", buf);
+}
+
+static void oom(void)
+{
+	static const char msg[] = "isd: out of memory\n";
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(ISD_EXIT_FAILURE);
+}
+
+void *isd_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *isd_xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *isd_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *isd_xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *isd_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom();
+	return p;
+}
+
+size_t isd_strv_len(char *const *strv)
+{
+	size_t n = 0;
+	while (strv && strv[n])
+		n++;
+	return n;
+}
+
+void isd_strv_push(char ***strv, char *owned)
+{
+	size_t n = isd_strv_len(*strv);
+	*strv = isd_xrealloc(*strv, (n + 2) * sizeof(char *));
+	(*strv)[n] = owned;
+	(*strv)[n + 1] = NULL;
+}
+
+void isd_strv_free(char **strv)
+{
+	for (size_t i = 0; strv && strv[i]; i++)
+		free(strv[i]);
+	free(strv);
+}
+
+void isd_strv_freep(char ***strv)
+{
+	isd_strv_free(*strv);
+	*strv = NULL;
+}
+
+char **isd_strv_copy(char *const *strv)
+{
+	size_t n = isd_strv_len(strv);
+	char **copy = isd_xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		copy[i] = isd_xstrdup(strv[i]);
+	return copy;
+}
+
+int isd_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t value = 0, mult = 1;
+	const char *p = s;
+	char suffix[8];
+	size_t n = 0;
+
+	if (!s || !isdigit((unsigned char)*p))
+		return -EINVAL;
+	while (isdigit((unsigned char)*p)) {
+		unsigned digit = (unsigned)(*p - '0');
+		if (value > (UINT64_MAX - digit) / 10)
+			return -ERANGE;
+		value = value * 10 + digit;
+		p++;
+	}
+	while (*p && n + 1 < sizeof(suffix))
+		suffix[n++] = (char)tolower((unsigned char)*p++);
+	if (*p)
+		return -EINVAL;
+	suffix[n] = '\0';
+
+	if (!strcmp(suffix, "") || !strcmp(suffix, "b"))
+		mult = 1;
+	else if (!strcmp(suffix, "k") || !strcmp(suffix, "kb") || !strcmp(suffix, "kib"))
+		mult = 1ULL << 10;
+	else if (!strcmp(suffix, "m") || !strcmp(suffix, "mb") || !strcmp(suffix, "mib"))
+		mult = 1ULL << 20;
+	else if (!strcmp(suffix, "g") || !strcmp(suffix, "gb") || !strcmp(suffix, "gib"))
+		mult = 1ULL << 30;
+	else if (!strcmp(suffix, "t") || !strcmp(suffix, "tb") || !strcmp(suffix, "tib"))
+		mult = 1ULL << 40;
+	else
+		return -EINVAL;
+	if (value > UINT64_MAX / mult)
+		return -ERANGE;
+	*out = value * mult;
+	return 0;
+}
+
+int isd_parse_uint32(const char *s, uint32_t *out)
+{
+	uint64_t value = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *p = s; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		value = value * 10 + (uint64_t)(*p - '0');
+		if (value > UINT32_MAX)
+			return -ERANGE;
+	}
+	*out = (uint32_t)value;
+	return 0;
+}
+
+int isd_parse_octal_mode(const char *s, uint32_t *out)
+{
+	uint32_t value = 0;
+
+	if (!s || !*s || strlen(s) > 5)
+		return -EINVAL;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '7')
+			return -EINVAL;
+		value = value * 8 + (uint32_t)(*p - '0');
+	}
+	if (value > 07777)
+		return -ERANGE;
+	*out = value;
+	return 0;
+}
+
+int isd_normalize_abs_path(const char *in, char **out)
+{
+	size_t len = strlen(in);
+	char *res, *w;
+	const char *p = in;
+
+	if (len == 0 || in[0] != '/')
+		return -EINVAL;
+	res = isd_xmalloc(len + 2);
+	w = res;
+	while (*p) {
+		const char *start, *end;
+		size_t clen;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		while (*p && *p != '/')
+			p++;
+		end = p;
+		clen = (size_t)(end - start);
+		if (clen == 1 && start[0] == '.')
+			continue;
+		if (clen == 2 && start[0] == '.' && start[1] == '.') {
+			free(res);
+			return -EINVAL;
+		}
+		*w++ = '/';
+		memcpy(w, start, clen);
+		w += clen;
+	}
+	if (w == res)
+		*w++ = '/';
+	*w = '\0';
+	*out = res;
+	return 0;
+}
+
+int isd_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int isd_read_file_at(int dirfd, const char *path, char **out, size_t *len_out)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	return isd_read_fd(fd, out, len_out);
+}
+
+int isd_read_fd(int fd, char **out, size_t *len_out)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		ssize_t n;
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			buf = isd_xrealloc(buf, cap);
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (!buf)
+		buf = isd_xcalloc(1, 1);
+	buf[len] = '\0';
+	if (len_out)
+		*len_out = len;
+	*out = isd_steal_ptr(buf);
+	return 0;
+}
+
+int isd_write_file_at(int dirfd, const char *path, const char *content, int flags, unsigned mode)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags, mode);
+
+	if (fd < 0)
+		return -errno;
+	return isd_write_all(fd, content, strlen(content));
+}

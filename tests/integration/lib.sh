@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared helpers for integration tests.  Each test is a shell function that
+# returns non-zero (or calls fail) when what the payload saw is wrong.
+
+: "${ISD:?ISD must point at the isd binary}"
+: "${PROBE:?PROBE must point at the static probe}"
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+# run_isd ARGS...: runs isd, leaving stdout in $out, stderr in $err, status in $rc.
+run_isd() {
+	"$ISD" "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	return 0
+}
+
+# sandbox with the probe bound in at /probe
+run_probe() {
+	run_isd exec -v "$PROBE:/probe:ro" "$@"
+}
+
+expect_rc() {
+	[ "$rc" -eq "$1" ] || fail "${2:-exit status}: expected $1, got $rc (stderr: $err)"
+}
+
+expect_eq() {
+	[ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"
+}
+
+expect_contains() {
+	case "$1" in
+	*"$2"*) ;;
+	*) fail "${3:-output}: expected to contain '$2', got '$1'" ;;
+	esac
+}
+
+expect_not_contains() {
+	case "$1" in
+	*"$2"*) fail "${3:-output}: must not contain '$2', got '$1'" ;;
+	*) ;;
+	esac
+}
+
+# The line of KEY in "KEY: VALUE" output.
+field() {
+	printf '%s\n' "$1" | sed -n "s/^$2:[[:space:]]*//p" | head -n1
+}
+
+test_setup() {
+	T=$(mktemp -d "${TMPDIR:-/tmp}/isd-test.XXXXXX") || exit 99
+	export T
+}
+
+test_teardown() {
+	chmod -R u+rwX "$T" 2>/dev/null
+	rm -rf "$T"
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# PID 1 inside user-mode Linux (booted by boot.sh on the host's own root
+# over hostfs).  Builds what a systemd host gives a logged-in user:
+#   /sys/fs/cgroup (cgroup2, nsdelegate) with all controllers enabled,
+#   user.slice/user-$UID.slice/user@$UID.service delegated to the user with
+#   cpu memory pids (systemd's default Delegate= for user@.service; io and
+#   cpuset deliberately not delegated), app.slice inside it made by "the
+#   user manager", and a leaf app.slice/tests.scope holding the runner,
+# then runs the guest script as that user and powers off.
+# The boot line passes ISD_UML_OUT, ISD_UML_GUEST, ISD_UML_UID,
+# ISD_UML_TIMEOUT and ISD_UML_ENV (a file of VAR=value lines) as environment.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+out=${ISD_UML_OUT:?}
+uid=${ISD_UML_UID:-1000}
+guest_timeout=${ISD_UML_TIMEOUT:-200}
+
+say() { echo "uml-init: $*"; }
+finish() {
+	sync
+	poweroff -f
+	sleep 5
+}
+trap finish EXIT
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=755 tmpfs /run
+[ -c /dev/null ] || mount -t devtmpfs devtmpfs /dev
+mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup || { say "no cgroup2"; exit 1; }
+mkdir -p /tmp/guest
+chmod 0777 /tmp/guest
+
+cg=/sys/fs/cgroup
+all=$(cat $cg/cgroup.controllers)
+say "kernel $(uname -r), controllers: $all"
+plus() { for c in "$@"; do printf '+%s ' "$c"; done; }
+slice=$cg/user.slice
+user=$slice/user-$uid.slice
+svc=$user/user@$uid.service
+delegated=
+for c in cpu memory pids; do
+	case " $all " in *" $c "*) delegated="$delegated $c" ;; esac
+done
+# shellcheck disable=SC2086
+{
+	echo "$(plus $all)" >$cg/cgroup.subtree_control &&
+		mkdir -p "$svc/app.slice/tests.scope" &&
+		echo "$(plus $all)" >"$slice/cgroup.subtree_control" &&
+		echo "$(plus $delegated)" >"$user/cgroup.subtree_control" &&
+		# systemd's delegation: the directory and these three files
+		chown "$uid:$uid" "$svc" "$svc/cgroup.procs" "$svc/cgroup.subtree_control" "$svc/cgroup.threads" &&
+		# what the user manager then makes inside (owned by the user)
+		echo "$(plus $delegated)" >"$svc/cgroup.subtree_control" &&
+		echo "$(plus $delegated)" >"$svc/app.slice/cgroup.subtree_control" &&
+		chown -R "$uid:$uid" "$svc/app.slice"
+} || { say "delegation setup failed"; exit 1; }
+say "delegated $svc to uid $uid:$delegated"
+
+env_file=${ISD_UML_ENV:-/dev/null}
+# Root moves the runner into its leaf (as systemd does for the user
+# manager), then becomes the user with a clean environment.
+timeout -k 5 "$guest_timeout" sh -c '
+	echo $$ >"$1/cgroup.procs" || exit 99
+	exec setpriv --reuid="$2" --regid="$2" --clear-groups \
+		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp TMPDIR=/tmp USER=test LANG=C.UTF-8 \
+		ISD_UML_RESULTS=/tmp/guest $(cat "$3") sh "$4"
+' sh "$svc/app.slice/tests.scope" "$uid" "$env_file" "${ISD_UML_GUEST:?}" >/tmp/guest/guest.log 2>&1
+rc=$?
+say "guest exited with $rc"
+cp -r /tmp/guest/. "$out/" 2>/dev/null
+echo "$rc" >"$out/guest-rc"

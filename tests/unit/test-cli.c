@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Parsers and pure logic of the command line and the spec. */
+#include "isd/cli.h"
+#include "isd/spec.h"
+#include "isd/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond)                                                                    \
+	do {                                                                           \
+		if (!(cond)) {                                                         \
+			fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, \
+				__LINE__, #cond, isd_error_message());                 \
+			failures++;                                                    \
+		}                                                                      \
+	} while (0)
+
+static void test_sizes(void)
+{
+	uint64_t v = 0;
+
+	CHECK(isd_parse_size("512", &v) == 0 && v == 512);
+	CHECK(isd_parse_size("4k", &v) == 0 && v == 4096);
+	CHECK(isd_parse_size("2g", &v) == 0 && v == 2ULL << 30);
+	CHECK(isd_parse_size("100MiB", &v) == 0 && v == 100ULL << 20);
+	CHECK(isd_parse_size("1T", &v) == 0 && v == 1ULL << 40);
+	CHECK(isd_parse_size("10b", &v) == 0 && v == 10);
+	CHECK(isd_parse_size("", &v) < 0);
+	CHECK(isd_parse_size("-1", &v) < 0);
+	CHECK(isd_parse_size("1.5g", &v) < 0);
+	CHECK(isd_parse_size("12q", &v) < 0);
+	CHECK(isd_parse_size("99999999999999999999", &v) == -ERANGE);
+	CHECK(isd_parse_size("17179869184g", &v) == -ERANGE);
+}
+
+static void test_modes_ids_paths(void)
+{
+	uint32_t m = 0;
+	char *p = NULL;
+
+	CHECK(isd_parse_octal_mode("1777", &m) == 0 && m == 01777);
+	CHECK(isd_parse_octal_mode("0755", &m) == 0 && m == 0755);
+	CHECK(isd_parse_octal_mode("999", &m) < 0);
+	CHECK(isd_parse_octal_mode("17777", &m) < 0);
+	CHECK(isd_parse_uint32("4294967295", &m) == 0 && m == 4294967295U);
+	CHECK(isd_parse_uint32("4294967296", &m) < 0);
+	CHECK(isd_parse_uint32("-1", &m) < 0);
+
+	CHECK(isd_normalize_abs_path("//a/./b//c/", &p) == 0 && !strcmp(p, "/a/b/c"));
+	free(p);
+	CHECK(isd_normalize_abs_path("/", &p) == 0 && !strcmp(p, "/"));
+	free(p);
+	CHECK(isd_normalize_abs_path("/a/../etc", &p) < 0);
+	CHECK(isd_normalize_abs_path("a/b", &p) < 0);
+}
+
+static void free_mount(struct isd_mount *m)
+{
+	free(m->source);
+	free(m->destination);
+}
+
+static void test_tmpfs(void)
+{
+	struct isd_mount m;
+
+	CHECK(isd_cli_parse_tmpfs("/tmp:rw,exec,nosuid,nodev,uid=1000,gid=1000,size=2g", &m) == 0);
+	CHECK(!strcmp(m.destination, "/tmp") && m.exec && !m.readonly && m.size == 2ULL << 30);
+	CHECK(m.has_uid && m.uid == 1000 && m.has_gid && m.gid == 1000 && m.mode == 01777);
+	free_mount(&m);
+	CHECK(isd_cli_parse_tmpfs("/var/tmp", &m) == 0 && !m.exec && m.size == 0);
+	free_mount(&m);
+	CHECK(isd_cli_parse_tmpfs("/x:ro,mode=0700", &m) == 0 && m.readonly && m.mode == 0700);
+	free_mount(&m);
+	CHECK(isd_cli_parse_tmpfs("/x//y/", &m) == 0 && !strcmp(m.destination, "/x/y"));
+	free_mount(&m);
+	CHECK(isd_cli_parse_tmpfs("/x:suid", &m) < 0);
+	CHECK(strstr(isd_error_message(), "always nosuid,nodev"));
+	CHECK(isd_cli_parse_tmpfs("/x:dev", &m) < 0);
+	CHECK(isd_cli_parse_tmpfs("/x:size=0", &m) < 0);
+	CHECK(isd_cli_parse_tmpfs("/x:nr_inodes=5", &m) < 0);
+	CHECK(strstr(isd_error_message(), "unknown option 'nr_inodes=5'"));
+	CHECK(isd_cli_parse_tmpfs("x", &m) < 0);
+	CHECK(isd_cli_parse_tmpfs("/a/../b", &m) < 0);
+}
+
+static void test_volume_and_mount(void)
+{
+	struct isd_mount m;
+
+	CHECK(isd_cli_parse_volume("/etc:/e:ro", "/", &m) == 0);
+	CHECK(m.type == ISD_MOUNT_BIND && !strcmp(m.source, "/etc") && !strcmp(m.destination, "/e") && m.readonly);
+	free_mount(&m);
+	CHECK(isd_cli_parse_volume("./:/w:rw,z", "/usr", &m) == 0 && !strcmp(m.source, "/usr") && !m.readonly);
+	free_mount(&m);
+	CHECK(isd_cli_parse_volume("named:/data", "/", &m) < 0);
+	CHECK(strstr(isd_error_message(), "no named volumes"));
+	CHECK(isd_cli_parse_volume("/etc", "/", &m) < 0);
+	CHECK(isd_cli_parse_volume("/etc:/e:bogus", "/", &m) < 0);
+
+	CHECK(isd_cli_parse_mount("type=bind,src=/etc,dst=/e,readonly", "/", &m) == 0);
+	CHECK(m.type == ISD_MOUNT_BIND && m.readonly && !strcmp(m.destination, "/e"));
+	free_mount(&m);
+	CHECK(isd_cli_parse_mount("type=bind,source=/etc,target=/e,readonly=false", "/", &m) == 0 && !m.readonly);
+	free_mount(&m);
+	CHECK(isd_cli_parse_mount("type=tmpfs,destination=/t,tmpfs-size=64m,tmpfs-mode=0700", "/", &m) == 0);
+	CHECK(m.type == ISD_MOUNT_TMPFS && m.size == 64ULL << 20 && m.mode == 0700);
+	free_mount(&m);
+	CHECK(isd_cli_parse_mount("type=volume,src=x,dst=/x", "/", &m) < 0);
+	CHECK(isd_cli_parse_mount("src=/etc,dst=/x", "/", &m) < 0);
+	CHECK(isd_cli_parse_mount("type=bind,dst=/x", "/", &m) < 0);
+	CHECK(isd_cli_parse_mount("type=tmpfs,src=/a,dst=/x", "/", &m) < 0);
+	CHECK(isd_cli_parse_mount("type=bind,src=/etc,dst=/x,tmpfs-size=1m", "/", &m) < 0);
+}
+
+static void test_cpus(void)
+{
+	uint64_t q = 0;
+
+	CHECK(isd_cli_parse_cpus("0.5", 100000, &q) == 0 && q == 50000);
+	CHECK(isd_cli_parse_cpus("4", 100000, &q) == 0 && q == 400000);
+	CHECK(isd_cli_parse_cpus("1.25", 100000, &q) == 0 && q == 125000);
+	CHECK(isd_cli_parse_cpus("0.001", 100000, &q) < 0);
+	CHECK(isd_cli_parse_cpus("abc", 100000, &q) < 0);
+	CHECK(isd_cli_parse_cpus("", 100000, &q) < 0);
+	CHECK(isd_cli_parse_cpus("1.", 100000, &q) == 0 && q == 100000);
+}
+
+static int parse(struct isd_spec *spec, char **env, const char *const *args)
+{
+	struct isd_caller caller = {.uid = 1000, .gid = 1000, .home = "/home/me", .cwd = "/", .environ = env};
+	int argc = 0;
+
+	while (args[argc])
+		argc++;
+	isd_spec_init(spec);
+	return isd_cli_parse_exec(argc, (char **)args, &caller, spec);
+}
+
+static void test_exec_parse(void)
+{
+	char *env[] = {"HOME=/home/me", "PATH=/usr/bin:/bin", "SECRET=xyz", "LANG=C.UTF-8", "LC_ALL=C", "TERM=xterm", NULL};
+	struct isd_spec spec;
+
+	{
+		const char *args[] = {"exec", "--rm", "-it", "sh", NULL};
+		CHECK(parse(&spec, env, args) < 0);
+		CHECK(strstr(isd_error_message(), "-t/--tty"));
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "-e", "A=1", "-e", "SECRET", "--tmpfs", "/tmp:size=2g,exec", "-w", "/w",
+				      "--hostname", "box", "--", "cmd", "--not-an-option", NULL};
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(isd_strv_len(spec.argv) == 2 && !strcmp(spec.argv[1], "--not-an-option"));
+		CHECK(!strcmp(isd_spec_getenv(&spec, "A"), "1"));
+		CHECK(!strcmp(isd_spec_getenv(&spec, "SECRET"), "xyz"));
+		CHECK(!strcmp(isd_spec_getenv(&spec, "HOME"), "/home/me"));
+		CHECK(!strcmp(isd_spec_getenv(&spec, "LC_ALL"), "C"));
+		CHECK(!strcmp(spec.workdir, "/w") && !strcmp(spec.hostname, "box"));
+		/* the user's /tmp replaces the implicit one */
+		CHECK(spec.n_mounts == 3);
+		CHECK(spec.mounts[isd_spec_find_mount(&spec, "/tmp")].size == 2ULL << 30);
+		CHECK(!spec.mounts[isd_spec_find_mount(&spec, "/tmp")].implicit);
+		CHECK(spec.mounts[isd_spec_find_mount(&spec, "/run")].implicit);
+		CHECK(spec.uid == 1000 && spec.host_uid == 1000);
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "sh", NULL};
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(isd_spec_getenv(&spec, "SECRET") == NULL);
+		CHECK(!strcmp(spec.seccomp, "default") && spec.network == ISD_NET_NONE);
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "--memory", "4g", "--memory-swap", "4g", "--cpus", "4", "--pids-limit", "512", "sh", NULL};
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(spec.limits.memory == 4ULL << 30 && spec.limits.memory_swap == 4LL << 30);
+		CHECK(spec.limits.cpu_quota_us == 400000 && spec.limits.pids_limit == 512);
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "--memory", "0", "sh", NULL};
+		CHECK(parse(&spec, env, args) < 0);
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "--frobnicate", "sh", NULL};
+		CHECK(parse(&spec, env, args) < 0);
+		CHECK(strstr(isd_error_message(), "unknown option '--frobnicate'"));
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "--tmpfs", NULL};
+		CHECK(parse(&spec, env, args) < 0);
+		CHECK(strstr(isd_error_message(), "needs a value"));
+		isd_spec_free(&spec);
+	}
+}
+
+static void test_validate(void)
+{
+	char *env[] = {"PATH=/bin", NULL};
+	struct isd_spec spec;
+
+	{
+		const char *args[] = {"exec", "--tmpfs", "/a", "-v", "/etc:/a", "sh", NULL};
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(isd_spec_validate(&spec) < 0 && strstr(isd_error_message(), "given twice"));
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "--tmpfs", "/dev", "sh", NULL};
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(isd_spec_validate(&spec) < 0 && strstr(isd_error_message(), "reserved"));
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "-v", "/definitely/not/here:/x", "sh", NULL};
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(isd_spec_validate(&spec) < 0 && strstr(isd_error_message(), "/definitely/not/here"));
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "--memory-swap", "1g", "sh", NULL};
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(isd_spec_validate(&spec) < 0 && strstr(isd_error_message(), "needs --memory"));
+		isd_spec_free(&spec);
+	}
+	{
+		const char *args[] = {"exec", "-v", "/etc:/etc2:ro", "sh", NULL};
+		char *json;
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(isd_spec_validate(&spec) == 0);
+		json = isd_spec_to_json(&spec);
+		CHECK(strstr(json, "\"destination\": \"/etc2\"") && strstr(json, "\"readonly\": true"));
+		CHECK(strstr(json, "\"no_new_privileges\": true"));
+		free(json);
+		isd_spec_free(&spec);
+	}
+}
+
+int main(void)
+{
+	test_sizes();
+	test_modes_ids_paths();
+	test_tmpfs();
+	test_volume_and_mount();
+	test_cpus();
+	test_exec_parse();
+	test_validate();
+	if (failures)
+		fprintf(stderr, "%d check(s) failed\n", failures);
+	return failures ? 1 : 0;
+}
