@@ -186,7 +186,7 @@ static int parse_destination(const char *what, const char *dst, char **out)
 	return 0;
 }
 
-int isd_cli_parse_tmpfs(const char *arg, struct isd_mount *m)
+static int parse_tmpfs(const char *arg, struct isd_mount *m)
 {
 	_cleanup_free_ char *copy = isd_xstrdup(arg);
 	char *opts = strchr(copy, ':');
@@ -240,7 +240,20 @@ int isd_cli_parse_tmpfs(const char *arg, struct isd_mount *m)
 	return 0;
 }
 
-int isd_cli_parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
+/* On failure nothing stays allocated in m. */
+int isd_cli_parse_tmpfs(const char *arg, struct isd_mount *m)
+{
+	int r = parse_tmpfs(arg, m);
+
+	if (r < 0) {
+		free(m->source);
+		free(m->destination);
+		memset(m, 0, sizeof(*m));
+	}
+	return r;
+}
+
+static int parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
 {
 	_cleanup_free_ char *copy = isd_xstrdup(arg);
 	char *dst, *opts, *save = NULL;
@@ -277,6 +290,19 @@ int isd_cli_parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
 	return 0;
 }
 
+/* On failure nothing stays allocated in m. */
+int isd_cli_parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
+{
+	int r = parse_volume(arg, cwd, m);
+
+	if (r < 0) {
+		free(m->source);
+		free(m->destination);
+		memset(m, 0, sizeof(*m));
+	}
+	return r;
+}
+
 static int parse_bool_value(const char *v, bool *out)
 {
 	if (!v || !strcmp(v, "true") || !strcmp(v, "1")) {
@@ -290,7 +316,7 @@ static int parse_bool_value(const char *v, bool *out)
 	return -EINVAL;
 }
 
-int isd_cli_parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
+static int parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
 {
 	_cleanup_free_ char *copy = isd_xstrdup(arg);
 	_cleanup_free_ char *src = NULL, *dst = NULL;
@@ -351,6 +377,19 @@ int isd_cli_parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
 		return isd_error(0, "--mount %s: type '%s' is not supported (bind or tmpfs)", arg, type);
 	}
 	return 0;
+}
+
+/* On failure nothing stays allocated in m. */
+int isd_cli_parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
+{
+	int r = parse_mount(arg, cwd, m);
+
+	if (r < 0) {
+		free(m->source);
+		free(m->destination);
+		memset(m, 0, sizeof(*m));
+	}
+	return r;
 }
 
 int isd_cli_parse_cpus(const char *arg, uint64_t period_us, uint64_t *quota_us)

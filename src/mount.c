@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "isd/mount.h"
 #include "isd/syscalls.h"
+#include "isd/userns.h"
 #include "isd/util.h"
 
 #include <dirent.h>
@@ -757,6 +758,9 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	 * half-built state. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
 		r = isd_error(-errno, "making the sandbox's mounts private");
+		/* The first mount operation: where AppArmor's userns restriction
+		 * or a hostile outer seccomp profile shows itself. */
+		isd_userns_explain_failure(r);
 		goto out;
 	}
 	r = clone_sources(spec, &s);

@@ -185,12 +185,8 @@ static _Noreturn void child_main(const struct child_args *a)
 	}
 	if (spec->network == ISD_NET_NONE && isd_net_loopback_up() < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
-	r = isd_mount_setup(spec, &a->extras);
-	if (r < 0) {
-		if (r == -EPERM)
-			isd_userns_explain_failure(r);
+	if (isd_mount_setup(spec, &a->extras) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
-	}
 
 	if (setsid() < 0 && errno != EPERM) {
 		isd_error(-errno, "starting a new session for the sandbox");

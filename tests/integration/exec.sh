@@ -365,7 +365,7 @@ test_setcap_binary_gains_nothing() {
 			skip "setting file capabilities needs CAP_SETFCAP (CI sets ISD_TEST_CAPFILE)"
 		capfile=$T/capprobe
 	fi
-	getcap "$capfile" | grep -q cap_sys_admin || fail "fixture $capfile has no file capabilities"
+	PATH=$PATH:/usr/sbin:/sbin getcap "$capfile" | grep -q cap_sys_admin || fail "fixture $capfile has no file capabilities"
 	run_isd exec --rootfs "$r" -u 0 -v "$capfile:/capprobe:ro" -- /capprobe status
 	expect_rc 0
 	expect_eq "$(field "$out" CapPrm)" 0000000000000000 "file caps ignored"
@@ -476,4 +476,26 @@ test_tiocsti_without_tty() {
 	# cannot push input into the caller's.
 	script -qec "\"$ISD\" exec -v \"$PROBE:/probe:ro\" -- /probe tiocsti" /dev/null </dev/null >"$T/out" 2>&1
 	grep -q EPERM "$T/out" || fail "TIOCSTI from the payload: $(cat "$T/out")"
+}
+
+# An outer container that masks part of /proc (as Docker and Podman do)
+# makes the kernel refuse a fresh procfs in any namespace below it.
+test_masked_proc_detected() {
+	command -v unshare >/dev/null || skip "unshare not installed"
+	unshare -Urm sh -c 'mount --bind /dev/null /proc/timer_list || mount --bind /dev/null /proc/keys || exit 77
+		"$0" exec -- true' "$ISD" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ $rc -ne 77 ] || skip "cannot mask a /proc entry here"
+	err=$(cat "$T/err")
+	expect_rc 125 "masked /proc"
+	expect_contains "$err" "mounting a fresh /proc"
+	expect_contains "$err" "--pid=host"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "one line expected: $err"
+	unshare -Urm sh -c 'mount --bind /dev/null /proc/timer_list || mount --bind /dev/null /proc/keys
+		"$0" exec --pid=host -v "$1:/probe:ro" -- /probe statfs /proc' "$ISD" "$PROBE" >"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	expect_rc 0 "--pid=host in a masked container"
+	expect_contains "$out" "flags ro" "outer /proc bound read-only"
 }

@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Start-to-exit time of `isd exec -- /bin/true` against bwrap with the same
+# isolation (user/mount/pid/ipc/uts/net namespaces, read-only host dirs,
+# proc, dev, a tmpfs, die-with-parent, new session), on this machine, in the
+# same run.  Prints medians and the ratio; never asserts a time.
+#
+#   bench/start.sh [ISD_BINARY]      (needs hyperfine and bubblewrap)
+set -eu
+ISD=${1:-$(dirname "$0")/../build/src/isd}
+RUNS=${RUNS:-300}
+command -v hyperfine >/dev/null || { echo "bench: install hyperfine" >&2; exit 2; }
+command -v bwrap >/dev/null || { echo "bench: install bubblewrap" >&2; exit 2; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+ro_binds=""
+for d in /usr /etc /opt /bin /sbin /lib /lib32 /lib64; do
+	[ -e "$d" ] || continue
+	if [ -L "$d" ]; then
+		ro_binds="$ro_binds --symlink $(readlink "$d") $d"
+	else
+		ro_binds="$ro_binds --ro-bind $d $d"
+	fi
+done
+bwrap_cmd="bwrap --unshare-all --die-with-parent --new-session $ro_binds --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run --tmpfs /var/tmp /bin/true"
+
+hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$out/r.json" \
+	-n true "/bin/true" \
+	-n bwrap "$bwrap_cmd" \
+	-n isd "$ISD exec -- /bin/true" \
+	-n isd-unconfined "$ISD exec --security-opt seccomp=unconfined -- /bin/true" >/dev/null
+
+python3 - "$out/r.json" <<'PY'
+import json, sys
+r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
+ms = lambda n: r[n]["median"] * 1000
+for n in ("true", "bwrap", "isd", "isd-unconfined"):
+    print(f"{n:15s} median {ms(n):6.2f} ms  mean {r[n]['mean']*1000:6.2f} ms  (n={len(r[n]['times'])})")
+print(f"ratio isd/bwrap (median): {ms('isd')/ms('bwrap'):.2f}  (below 1.00 means isd starts faster)")
+PY
