@@ -4,6 +4,7 @@
 #include "isd/util.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +43,17 @@ static long read_sysctl(const char *path)
 	return strtol(text, NULL, 10);
 }
 
+static bool under_seccomp_filter(void)
+{
+	_cleanup_free_ char *status = NULL;
+	const char *line;
+
+	if (isd_read_file_at(AT_FDCWD, "/proc/self/status", &status, NULL) < 0)
+		return false;
+	line = strstr(status, "\nSeccomp:");
+	return line && strtol(line + 9, NULL, 10) == 2;
+}
+
 void isd_userns_explain_failure(int err)
 {
 	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0) {
@@ -55,6 +67,11 @@ void isd_userns_explain_failure(int err)
 	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
 		isd_error_hint("Ubuntu's kernel.apparmor_restrict_unprivileged_userns=1 takes capabilities away in new user namespaces; "
 			       "fix: install isd's AppArmor profile (packaging/apparmor/isd) or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
+		return;
+	}
+	if (under_seccomp_filter() && (err == -EPERM || err == -EACCES || err == -ENOSYS)) {
+		isd_error_hint("isd itself runs under a seccomp filter that forbids namespaces (Seccomp: 2 in /proc/self/status); "
+			       "inside an isd sandbox, start the outer one with --security-opt seccomp=nested");
 		return;
 	}
 	if (err == -EPERM || err == -EACCES)

@@ -499,3 +499,17 @@ test_masked_proc_detected() {
 	expect_rc 0 "--pid=host in a masked container"
 	expect_contains "$out" "flags ro" "outer /proc bound read-only"
 }
+
+# isd inside isd: the outer sandbox needs the nested seccomp profile; with
+# the default one the inner isd fails with one line that says so.
+test_nested_isd() {
+	profiles=$ISD_TEST_SRCDIR/seccomp-profiles
+	run_isd exec --security-opt seccomp=nested -v "$ISD:/isd:ro" -v "$profiles:$profiles:ro" -v "$PROBE:/probe:ro" \
+		-- /isd exec -v /probe:/probe:ro -- /probe status
+	expect_rc 0 "isd inside isd"
+	expect_eq "$(field "$out" CapEff)" 0000000000000000 "inner payload caps"
+	expect_eq "$(field "$out" NoNewPrivs)" 1
+	run_isd exec -v "$ISD:/isd:ro" -v "$profiles:$profiles:ro" -- /isd exec -- true
+	expect_rc 125 "inner isd under the default profile"
+	expect_contains "$err" "seccomp=nested"
+}
