@@ -1,0 +1,382 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bash completion for isd(1).
+#
+# Installed as PREFIX/share/bash-completion/completions/isd; works on its own
+# (source it) and uses bash-completion's helpers only when they are loaded.
+
+# The data directory this file was installed under (PREFIX/share), so that
+# the seccomp profiles of a non-/usr prefix are found too.
+_isd_datadir=${BASH_SOURCE[0]%/bash-completion/completions/*}
+[[ $_isd_datadir == "${BASH_SOURCE[0]}" ]] && _isd_datadir=
+
+# isd exec options, as src/cli.c parses them.  Refused ones (--cap-add,
+# --privileged, -t/--tty) are parsed below but never offered.
+_isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
+    --hostname --network --net --rootfs --image --security-opt --pid --ipc
+    --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
+    --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits'
+_isd_exec_opts_noarg='--print-spec --rm --interactive --tty --read-only
+    --privileged --init --help'
+_isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
+    --hostname --network --net --rootfs --image --security-opt --pid --ipc
+    --cap-drop --memory --memory-swap --memory-reservation --cpus --cpu-shares
+    --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
+    --print-spec --rm --interactive --read-only --init --help
+    -e -v -w -u -h -i --'
+
+# $XDG_x_HOME when absolute, as isd reads it, else $HOME/fallback.
+_isd_xdg()
+{
+    local v=${!1-}
+    if [[ $v == /* ]]; then
+        printf '%s\n' "$v"
+    else
+        printf '%s\n' "${HOME-}/$2"
+    fi
+}
+
+_isd_profile_names()
+{
+    local d f n
+    local -a dirs=("$(_isd_xdg XDG_CONFIG_HOME .config)/isd/seccomp-profiles"
+        /etc/isd/seccomp-profiles /usr/share/isd/seccomp-profiles
+        /usr/local/share/isd/seccomp-profiles)
+    [[ $_isd_datadir ]] && dirs+=("$_isd_datadir/isd/seccomp-profiles")
+    # Sourced from a source tree: completions/../seccomp-profiles.
+    [[ ${BASH_SOURCE[0]} == */completions/isd.bash ]] &&
+        dirs+=("${BASH_SOURCE[0]%/completions/isd.bash}/seccomp-profiles")
+    printf '%s\n' unconfined
+    for d in "${dirs[@]}"; do
+        for f in "$d"/*.json; do
+            [[ -f $f ]] || continue
+            n=${f##*/}
+            n=${n%.json}
+            [[ $n == .* ]] || printf '%s\n' "$n"
+        done
+    done | sort -u
+}
+
+_isd_image_names()
+{
+    local f
+    printf '%s\n' host
+    for f in "$(_isd_xdg XDG_DATA_HOME .local/share)"/isd/images/*; do
+        [[ -d $f && ${f##*/} != .* ]] && printf '%s\n' "${f##*/}"
+    done
+}
+
+# Add the words of $2 (newline-separated) that start with $1 to COMPREPLY.
+_isd_add()
+{
+    local w
+    while IFS= read -r w; do
+        [[ $w && $w == "$1"* ]] && COMPREPLY+=("$w")
+    done <<<"$2"
+}
+
+# Append the output lines of compgen "$@" to COMPREPLY.
+_isd_compgen()
+{
+    local w
+    while IFS= read -r w; do
+        COMPREPLY+=("$w")
+    done < <(compgen "$@" 2>/dev/null)
+}
+
+_isd_files()  # $1 prefix, $2 -d for directories only
+{
+    compopt -o filenames 2>/dev/null
+    _isd_compgen "${2:--f}" -- "$1"
+}
+
+# Append "$1PATH" for each path completing $2 (-f, or $3 = -d for
+# directories only), with a slash after directories; no space after it.
+_isd_paths()
+{
+    local p
+    while IFS= read -r p; do
+        [[ -d $p ]] && p+=/
+        COMPREPLY+=("$1$p")
+    done < <(compgen "${3:--f}" -- "$2" 2>/dev/null)
+    _isd_nospace
+}
+
+_isd_nospace()
+{
+    compopt -o nospace 2>/dev/null
+}
+
+# Completes the value $2 of exec option $1 into COMPREPLY (full words: the
+# caller trims what bash already treats as a separate word).
+_isd_exec_value()
+{
+    local opt=$1 cur=$2 head tail
+    case $opt in
+    --network | --net) _isd_add "$cur" $'none\nhost' ;;
+    --pid) _isd_add "$cur" $'private\nhost' ;;
+    --ipc) _isd_add "$cur" $'private\nnone' ;;
+    --limits) _isd_add "$cur" $'strict\nbest-effort' ;;
+    --cap-drop) _isd_add "$cur" ALL ;;
+    --image) _isd_add "$cur" "$(_isd_image_names)" ;;
+    --rootfs | --workdir | -w) _isd_files "$cur" -d ;;
+    --env-file) _isd_files "$cur" ;;
+    --user | -u) _isd_compgen -u -- "$cur" ;;
+    --env | -e) [[ $cur == *=* ]] || _isd_compgen -e -- "$cur" ;;
+    --security-opt)
+        if [[ $cur == seccomp[=:]*/* ]]; then
+            _isd_paths "${cur:0:8}" "${cur:8}"
+        else
+            head=seccomp=
+            [[ $cur == seccomp:* ]] && head=seccomp:
+            local n
+            while IFS= read -r n; do
+                [[ $head$n == "$cur"* ]] && COMPREPLY+=("$head$n")
+            done < <(_isd_profile_names)
+            [[ no-new-privileges == "$cur"* ]] && COMPREPLY+=(no-new-privileges)
+        fi
+        ;;
+    --volume | -v)
+        # SRC:DST[:ro|rw]
+        if [[ $cur == *:*:* ]]; then
+            head=${cur%:*}
+            _isd_add "$cur" "$head:ro"$'\n'"$head:rw"
+        elif [[ $cur == *:* ]]; then
+            head=${cur%%:*}
+            tail=${cur#*:}
+            # The usual choice is the same path inside; then :ro or :rw.
+            [[ $head == "$tail"* && $head != "$tail" ]] &&
+                COMPREPLY+=("$head:$head")
+            [[ $tail == "$head" ]] &&
+                COMPREPLY+=("$head:$head:ro" "$head:$head:rw")
+            # DST is a path inside the sandbox, always absolute.
+            [[ $tail == /* ]] && _isd_paths "$head:" "$tail" -d
+            _isd_nospace
+        else
+            _isd_paths "" "$cur"
+            # An existing source: offer going on to the destination.
+            [[ $cur && -e $cur ]] && COMPREPLY+=("$cur:")
+            _isd_nospace
+        fi
+        ;;
+    --tmpfs)
+        # DST[:OPTS]
+        if [[ $cur == *:* ]]; then
+            head=${cur%[:,]*}
+            head=${cur:0:${#head}+1}
+            local o
+            for o in rw ro exec noexec size= mode= uid= gid=; do
+                [[ $head$o == "$cur"* ]] && COMPREPLY+=("$head$o")
+            done
+            _isd_nospace
+        else
+            _isd_add "$cur" "$(printf '%s\n' /tmp /var/tmp /run "${HOME-}")"
+            _isd_nospace
+        fi
+        ;;
+    --mount)
+        if [[ $cur != *type=* ]]; then
+            _isd_add "$cur" $'type=bind,\ntype=tmpfs,'
+        else
+            head=${cur%,*},
+            [[ $cur == *,* ]] || head=
+            local o opts
+            if [[ $cur == *type=tmpfs* ]]; then
+                opts='dst= tmpfs-size= tmpfs-mode= readonly'
+            else
+                opts='src= dst= readonly'
+            fi
+            local last=${cur##*,}
+            if [[ $last == src=* || $last == source=* || $last == dst=* ||
+                $last == destination=* || $last == target=* ]]; then
+                _isd_paths "$head${last%%=*}=" "${last#*=}"
+            else
+                for o in $opts; do
+                    [[ $head$o == "$cur"* ]] && COMPREPLY+=("$head$o")
+                done
+            fi
+        fi
+        _isd_nospace
+        ;;
+    esac
+}
+
+# Is $1 an exec option that takes a value?  Long options may be abbreviated
+# to a unique prefix, as getopt_long allows.
+_isd_takes_arg()
+{
+    local o n=0 hit=
+    for o in $_isd_exec_opts_arg $_isd_exec_opts_noarg; do
+        if [[ $o == "$1" ]]; then
+            hit=$o
+            n=1
+            break
+        fi
+        # --net is --network under another name: not ambiguous.
+        [[ $o == "$1"* && $o != --net ]] && { hit=$o; ((n++)); }
+    done
+    ((n == 1)) || return 1
+    _isd_longopt=$hit
+    [[ " $_isd_exec_opts_arg " == *[[:space:]]"$hit"[[:space:]]* ]]
+}
+
+# Joins the words bash split at '=' and ':' (COMP_WORDBREAKS) back together.
+# Sets _isd_words, _isd_cword and _isd_raw (raw index of each word's start).
+_isd_reassemble()
+{
+    local i j=0 line=${COMP_LINE-} glue=0 w
+    _isd_words=() _isd_raw=() _isd_cword=$COMP_CWORD
+    for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+        w=${COMP_WORDS[i]}
+        local blank=0
+        if [[ $line ]]; then
+            [[ $line == [[:blank:]]* ]] && blank=1
+            line=${line#*"$w"}
+        fi
+        if ((i > 1)) && [[ $w =~ ^[=:]+$ ]] && ((!blank)); then
+            _isd_words[j - 1]+=$w
+            glue=1
+        elif ((glue)) && ((!blank)) && ((j > 0)); then
+            _isd_words[j - 1]+=$w
+            glue=0
+        else
+            _isd_words[j]=$w
+            _isd_raw[j]=$i
+            ((j++))
+            glue=0
+        fi
+        ((i == COMP_CWORD)) && _isd_cword=$((j - 1))
+    done
+    # Cursor after the last word, on a new empty one.
+    if ((COMP_CWORD >= ${#COMP_WORDS[@]})); then
+        _isd_words[j]=
+        _isd_raw[j]=$COMP_CWORD
+        _isd_cword=$j
+    fi
+}
+
+_isd_exec()
+{
+    local -i i=$1
+    local w cur=${_isd_words[_isd_cword]} want_value=
+
+    # Walk the words before the cursor the way getopt_long("+...") does.
+    while ((i < _isd_cword)); do
+        w=${_isd_words[i]}
+        if [[ $w == -- ]]; then
+            _isd_command $((i + 1))
+            return
+        elif [[ $w == --*=* ]]; then
+            :
+        elif [[ $w == --?* ]]; then
+            if _isd_takes_arg "$w"; then
+                ((i++))
+                ((i == _isd_cword)) && want_value=$_isd_longopt
+            fi
+        elif [[ $w == -?* ]]; then
+            local k c
+            for ((k = 1; k < ${#w}; k++)); do
+                c=${w:k:1}
+                if [[ $c == [evwuh] ]]; then
+                    if ((k == ${#w} - 1)); then
+                        ((i++))
+                        ((i == _isd_cword)) && want_value=-$c
+                    fi
+                    break
+                fi
+            done
+        else
+            # The command: options end here.
+            _isd_command "$i"
+            return
+        fi
+        ((i++))
+    done
+
+    if [[ $want_value ]]; then
+        _isd_exec_value "$want_value" "$cur"
+    elif [[ $cur == --*=* ]]; then
+        local opt=${cur%%=*}
+        if _isd_takes_arg "$opt"; then
+            local -a before=("${COMPREPLY[@]}")
+            _isd_exec_value "$_isd_longopt" "${cur#*=}"
+            local -i n
+            for ((n = ${#before[@]}; n < ${#COMPREPLY[@]}; n++)); do
+                COMPREPLY[n]=$opt=${COMPREPLY[n]}
+            done
+        fi
+    elif [[ $cur == -* ]]; then
+        local o
+        for o in $_isd_exec_offer; do
+            [[ $o == "$cur"* ]] && COMPREPLY+=("$o")
+        done
+    else
+        _isd_command "$_isd_cword"
+    fi
+}
+
+# The payload's command line starts at word $1.
+_isd_command()
+{
+    if declare -F _command_offset >/dev/null && [[ ${COMP_LINE-} ]]; then
+        _command_offset "${_isd_raw[$1]}"
+        _isd_trimmed=1
+    elif (($1 == _isd_cword)); then
+        _isd_compgen -c -- "${_isd_words[_isd_cword]}"
+    else
+        _isd_files "${_isd_words[_isd_cword]}"
+    fi
+}
+
+_isd()
+{
+    local _isd_words _isd_raw _isd_cword _isd_longopt _isd_trimmed=
+    COMPREPLY=()
+    _isd_reassemble
+    local cur=${_isd_words[_isd_cword]}
+
+    if ((_isd_cword == 1)); then
+        local w
+        for w in exec run seccomp gc version help --version --help; do
+            [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
+        done
+        return 0
+    fi
+
+    case ${_isd_words[1]} in
+    exec | run)
+        _isd_exec 2
+        ;;
+    seccomp)
+        if ((_isd_cword == 2)); then
+            _isd_add "$cur" $'check\nlist\nhelp'
+        elif [[ ${_isd_words[2]} == check ]]; then
+            if [[ $cur == -* ]]; then
+                _isd_add "$cur" $'--pfc\n--json\n-v\n--verbose'
+            elif [[ $cur == */* || $cur == .* ]]; then
+                _isd_files "$cur"
+            else
+                _isd_add "$cur" "$(_isd_profile_names)"
+            fi
+        fi
+        ;;
+    gc)
+        _isd_add "$cur" $'--dry-run\n--help'
+        ;;
+    esac
+
+    # bash replaces only the part of the word after the last '=' or ':' it
+    # breaks words at; drop what precedes it from the candidates.
+    if [[ ! $_isd_trimmed && ${COMP_WORDBREAKS-} && $cur == *[=:]* ]]; then
+        local bc=${COMP_WORDBREAKS//[^=:]/} prefix
+        if [[ $bc ]]; then
+            prefix=${cur%"${cur##*["$bc"]}"}
+            local -i n
+            for ((n = 0; n < ${#COMPREPLY[@]}; n++)); do
+                COMPREPLY[n]=${COMPREPLY[n]#"$prefix"}
+            done
+        fi
+    fi
+    return 0
+}
+
+complete -F _isd isd

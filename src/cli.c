@@ -48,6 +48,7 @@ enum {
 	OPT_PIDS_LIMIT,
 	OPT_BLKIO_WEIGHT,
 	OPT_LIMITS,
+	OPT_NO_TTY,
 	OPT_HELP,
 };
 
@@ -71,6 +72,7 @@ static const struct option exec_options[] = {
 	{"rm", no_argument, NULL, OPT_RM},
 	{"interactive", no_argument, NULL, 'i'},
 	{"tty", no_argument, NULL, 't'},
+	{"no-tty", no_argument, NULL, OPT_NO_TTY},
 	{"read-only", no_argument, NULL, OPT_READ_ONLY},
 	{"cap-drop", required_argument, NULL, OPT_CAP_DROP},
 	{"cap-add", required_argument, NULL, OPT_CAP_ADD},
@@ -115,6 +117,9 @@ void isd_cli_exec_usage(FILE *out)
 	      "  -e, --env NAME[=VALUE]      set (or copy from your environment) a variable\n"
 	      "      --env-file FILE         NAME=VALUE lines\n"
 	      "  -h, --hostname NAME         host name inside (default isd)\n"
+	      "  -t, --tty                   a pseudo-terminal inside (default when stdin and\n"
+	      "                              stdout are terminals); --no-tty to turn it off\n"
+	      "  -i, --interactive           with -t: forward stdin\n"
 	      "Isolation:\n"
 	      "      --network none|host     none (default): only loopback\n"
 	      "      --pid private|host      host: no pid namespace, outer /proc read-only\n"
@@ -126,7 +131,7 @@ void isd_cli_exec_usage(FILE *out)
 	      "Other:\n"
 	      "      --print-spec            print the resolved sandbox as JSON and exit\n"
 	      "Accepted for Docker compatibility and ignored (isd always does this):\n"
-	      "      --rm, -i, --read-only, --ipc=private, --cap-drop=..., --init,\n"
+	      "      --rm, --read-only, --ipc=private, --cap-drop=..., --init,\n"
 	      "      --security-opt=no-new-privileges[:true]\n",
 	      out);
 }
@@ -145,6 +150,8 @@ void isd_caller_from_process(struct isd_caller *caller)
 	caller->home = home;
 	caller->cwd = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
 	caller->environ = environ;
+	caller->stdin_tty = isatty(STDIN_FILENO);
+	caller->stdout_tty = isatty(STDOUT_FILENO);
 }
 
 static const char *caller_getenv(const struct isd_caller *caller, const char *name)
@@ -657,6 +664,7 @@ static void apply_default_env(struct isd_spec *spec, const struct isd_caller *ca
 int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, struct isd_spec *spec)
 {
 	struct isd_spec user_env = {0}; /* collects -e/--env-file before defaults are known */
+	int tty_mode = -1;              /* -1: a terminal when stdin and stdout are both terminals */
 	int opt, r = 0;
 
 	spec->uid = caller->uid;
@@ -741,14 +749,19 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			if (strcmp(arg, "private") && strcmp(arg, "none"))
 				r = isd_error(0, "--ipc %s: isd always gives the sandbox its own IPC namespace (known: private)", arg);
 			break;
-		case OPT_RM:
 		case 'i':
+			spec->interactive = true;
+			break;
+		case 't':
+			tty_mode = 1;
+			break;
+		case OPT_NO_TTY:
+			tty_mode = 0;
+			break;
+		case OPT_RM:
 		case OPT_READ_ONLY:
 		case OPT_INIT:
 		case OPT_CAP_DROP: /* every capability is dropped anyway */
-			break;
-		case 't':
-			r = isd_error(0, "-t/--tty: pseudo-terminals are not supported yet; run without -t (stdin/stdout are passed through)");
 			break;
 		case OPT_CAP_ADD:
 			r = isd_error(0, "--cap-add %s: isd never grants capabilities", arg);
@@ -853,6 +866,11 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	}
 	spec->argv = isd_strv_copy(argv + optind);
 
+	/* As users expect from `docker run -it`: an interactive terminal
+	 * gets a terminal inside. */
+	spec->tty = tty_mode == 1 || (tty_mode == -1 && caller->stdin_tty && caller->stdout_tty);
+	if (tty_mode == -1 && spec->tty)
+		spec->interactive = true;
 	if (!spec->hostname)
 		spec->hostname = isd_xstrdup("isd");
 	if (!spec->seccomp)

@@ -27,11 +27,13 @@
 #include "isd/init.h"
 #include "isd/mount.h"
 #include "isd/net.h"
+#include "isd/pty.h"
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
 #include "isd/userns.h"
 #include "isd/util.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,7 +45,13 @@
 
 #define SETUP_FD 3
 
+enum setup_message_type {
+	SETUP_ERROR,
+	SETUP_PTY, /* carries the pty master as SCM_RIGHTS */
+};
+
 struct setup_message {
+	int32_t type;
 	int32_t exit_code;
 	char text[ISD_ERROR_MAX];
 };
@@ -59,7 +67,7 @@ static volatile pid_t forward_to = -1;
 
 static _Noreturn void report_and_exit(int code)
 {
-	struct setup_message msg = {.exit_code = code};
+	struct setup_message msg = {.type = SETUP_ERROR, .exit_code = code};
 
 	snprintf(msg.text, sizeof(msg.text), "%s", isd_error_message()[0] ? isd_error_message() : "sandbox setup failed");
 	(void)!send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL);
@@ -108,7 +116,7 @@ static int exec_command(char *const argv[], char *const envp[], const char *path
 			 path_env ? path_env : "");
 }
 
-static _Noreturn void payload_main(const struct child_args *a, const sigset_t *old_mask)
+static _Noreturn void payload_main(const struct child_args *a, const sigset_t *old_mask, int pty_slave)
 {
 	const struct isd_spec *spec = a->spec;
 	int fd, r;
@@ -120,6 +128,8 @@ static _Noreturn void payload_main(const struct child_args *a, const sigset_t *o
 		isd_error(-errno, "starting a new session for the payload");
 		report_and_exit(ISD_EXIT_FAILURE);
 	}
+	if (pty_slave >= 0 && isd_pty_attach(pty_slave) < 0)
+		report_and_exit(ISD_EXIT_FAILURE);
 	if (isd_caps_drop_all() < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
@@ -152,8 +162,33 @@ static int wait_for_parent_byte(void)
 	return n == 1 ? 0 : -EPIPE;
 }
 
+/* The master goes to isd on the host, which relays it to the caller's
+ * terminal; nothing of that terminal enters the sandbox. */
+static int send_pty_master(int master)
+{
+	struct setup_message msg = {.type = SETUP_PTY};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			    .msg_controllen = sizeof(control.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	memset(&control, 0, sizeof(control));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &master, sizeof(int));
+	if (sendmsg(SETUP_FD, &mh, MSG_NOSIGNAL) < 0)
+		return isd_error(-errno, "handing the pty to isd");
+	return 0;
+}
+
 static _Noreturn void child_main(const struct child_args *a)
 {
+	int pty_master = -1, pty_slave = -1;
 	const struct isd_spec *spec = a->spec;
 	struct pollfd pfd = {.fd = SETUP_FD, .events = POLLIN};
 	sigset_t old_mask;
@@ -192,6 +227,19 @@ static _Noreturn void child_main(const struct child_args *a)
 		isd_error(-errno, "starting a new session for the sandbox");
 		report_and_exit(ISD_EXIT_FAILURE);
 	}
+	if (spec->tty) {
+		int null_fd;
+
+		if (isd_pty_open(&pty_master, &pty_slave) < 0 || send_pty_master(pty_master) < 0)
+			report_and_exit(ISD_EXIT_FAILURE);
+		close(pty_master);
+		/* init itself keeps no descriptor of the caller's terminal. */
+		null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int fd = 0; null_fd >= 0 && fd < 3; fd++)
+			dup2(null_fd, fd);
+		if (null_fd > 2)
+			close(null_fd);
+	}
 	if (spec->pid_host)
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (isd_init_block_signals(&old_mask) < 0)
@@ -205,8 +253,10 @@ static _Noreturn void child_main(const struct child_args *a)
 	if (payload == 0) {
 		if (spec->pid_host)
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-		payload_main(a, &old_mask);
+		payload_main(a, &old_mask, pty_slave);
 	}
+	if (pty_slave >= 0)
+		close(pty_slave);
 
 	/* init keeps nothing that could help the payload: no capabilities, no
 	 * setup socket, and not dumpable, so /proc/1 (and the isd binary behind
@@ -245,13 +295,23 @@ static char *resolv_content(const struct isd_spec *spec)
 	return isd_xasprintf("# isd: --network=%s, this sandbox has no DNS\n", isd_network_mode_name(spec->network));
 }
 
-static int read_setup_messages(int fd, struct setup_message *msg)
+/* Reads until EOF, which comes when the payload's execve closed the last
+ * copy of the socket.  Returns 1 when an error message came. */
+static int read_setup_messages(int fd, struct setup_message *msg, int *pty_master)
 {
 	bool got = false;
 
 	for (;;) {
 		struct setup_message m;
-		ssize_t n = recv(fd, &m, sizeof(m), 0);
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} control;
+		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+				    .msg_controllen = sizeof(control.buf)};
+		struct cmsghdr *c;
+		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -260,13 +320,63 @@ static int read_setup_messages(int fd, struct setup_message *msg)
 		}
 		if (n == 0)
 			break;
-		if (!got && (size_t)n == sizeof(m)) {
+		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+				int passed;
+				memcpy(&passed, CMSG_DATA(c), sizeof(int));
+				if ((size_t)n == sizeof(m) && m.type == SETUP_PTY && *pty_master < 0)
+					*pty_master = passed;
+				else
+					close(passed);
+			}
+		}
+		if (!got && (size_t)n == sizeof(m) && m.type == SETUP_ERROR) {
 			*msg = m;
 			msg->text[sizeof(msg->text) - 1] = '\0';
 			got = true;
 		}
 	}
 	return got ? 1 : 0;
+}
+
+static int wake_pipe[2] = {-1, -1};
+static pid_t waited_child = -1;
+static int waited_status;
+static bool child_done;
+
+static void wake_relay(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	(void)!write(wake_pipe[1], &c, 1);
+	errno = saved;
+}
+
+static bool reap_child_nonblocking(void)
+{
+	if (!child_done && waitpid(waited_child, &waited_status, WNOHANG) == waited_child)
+		child_done = true;
+	return child_done;
+}
+
+/* The terminal session: raw mode on the caller's side for exactly as long
+ * as the relay runs, window size now and on every SIGWINCH. */
+static int run_terminal(const struct isd_spec *spec, int master, pid_t pid)
+{
+	struct sigaction wake = {.sa_handler = wake_relay, .sa_flags = SA_RESTART};
+	int r;
+
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return isd_error(-errno, "creating the terminal relay's pipe");
+	waited_child = pid;
+	sigaction(SIGWINCH, &wake, NULL);
+	sigaction(SIGCHLD, &wake, NULL);
+	isd_pty_sync_winsize(master);
+	isd_pty_raw_terminal();
+	r = isd_pty_relay(master, wake_pipe[0], spec->interactive, reap_child_nonblocking);
+	isd_pty_restore_terminal();
+	return r;
 }
 
 static pid_t spawn_child(const struct isd_spec *spec, struct isd_cgroup *cg, bool *needs_attach)
@@ -301,6 +411,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	struct isd_cgroup cg;
 	struct setup_message msg = {0};
 	struct child_args args = {.spec = spec};
+	int pty_master = -1;
 	_cleanup_free_ char *hosts = NULL, *resolv = NULL;
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
 	int sv[2] = {-1, -1};
@@ -362,9 +473,14 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	}
 
 	parent_failed = false;
-	r = read_setup_messages(sv[0], &msg);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	r = read_setup_messages(sv[0], &msg, &pty_master);
+	if (r == 0 && pty_master >= 0 && run_terminal(spec, pty_master, pid) < 0)
+		isd_error_print("relaying the terminal");
+	if (child_done)
+		status = waited_status;
+	else
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
 	forward_to = -1;
 	exit_code = isd_exit_status_from_wait(status);
 	if (r > 0) {
@@ -375,6 +491,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (cg.dirfd >= 0)
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
 out:
+	if (pty_master >= 0)
+		close(pty_master);
 	if (sv[0] >= 0)
 		close(sv[0]);
 	if (sv[1] >= 0)

@@ -256,6 +256,8 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 		json_object_object_add(root, "rootfs", json_object_new_string(spec->rootfs));
 	json_object_object_add(root, "root_readonly", json_object_new_boolean(true));
 	json_object_object_add(root, "workdir", json_object_new_string(spec->workdir ? spec->workdir : "/"));
+	json_object_object_add(root, "tty", json_object_new_boolean(spec->tty));
+	json_object_object_add(root, "interactive", json_object_new_boolean(spec->interactive));
 	json_object_object_add(root, "hostname", json_object_new_string(spec->hostname ? spec->hostname : ""));
 
 	json_object_object_add(user, "uid", json_object_new_int64(spec->uid));

@@ -3,6 +3,7 @@
 #ifndef ISD_CLI_H
 #define ISD_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "isd/spec.h"
@@ -13,6 +14,7 @@ struct isd_caller {
 	const char *home;  /* caller's $HOME */
 	const char *cwd;   /* for relative bind sources */
 	char **environ;    /* caller's environment, for -e NAME and defaults */
+	bool stdin_tty, stdout_tty;
 };
 
 void isd_caller_from_process(struct isd_caller *caller);

@@ -78,6 +78,9 @@ struct isd_spec {
 
 	struct isd_limits limits;
 
+	bool tty;         /* a pseudo-terminal of the sandbox's own for stdio */
+	bool interactive; /* with tty: forward the caller's stdin */
+
 	bool print_spec;
 };
 
