@@ -6,6 +6,9 @@
 #define _GNU_SOURCE
 #include "isd/cli.h"
 #include "isd/cgroup.h"
+#include "isd/command.h"
+#include "isd/options.h"
+#include "isd/profile.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -49,6 +52,10 @@ enum {
 	OPT_BLKIO_WEIGHT,
 	OPT_LIMITS,
 	OPT_NO_TTY,
+	OPT_PROFILE,
+	OPT_AGENT,
+	OPT_AGENT_STATE,
+	OPT_PROJECT,
 	OPT_HELP,
 };
 
@@ -73,6 +80,10 @@ static const struct option exec_options[] = {
 	{"interactive", no_argument, NULL, 'i'},
 	{"tty", no_argument, NULL, 't'},
 	{"no-tty", no_argument, NULL, OPT_NO_TTY},
+	{"profile", required_argument, NULL, OPT_PROFILE},
+	{"agent", required_argument, NULL, OPT_AGENT},
+	{"agent-state", required_argument, NULL, OPT_AGENT_STATE},
+	{"project", required_argument, NULL, OPT_PROJECT},
 	{"read-only", no_argument, NULL, OPT_READ_ONLY},
 	{"cap-drop", required_argument, NULL, OPT_CAP_DROP},
 	{"cap-add", required_argument, NULL, OPT_CAP_ADD},
@@ -164,269 +175,6 @@ static const char *caller_getenv(const struct isd_caller *caller, const char *na
 	return NULL;
 }
 
-static char *absolute_source(const char *src, const char *cwd)
-{
-	char *joined, *norm = NULL;
-
-	if (src[0] == '/')
-		joined = isd_xstrdup(src);
-	else
-		joined = isd_xasprintf("%s/%s", cwd, src);
-	/* Bind sources are host paths chosen by the user: resolve symlinks on
-	 * the host as the shell would, so the spec names the real directory. */
-	norm = realpath(joined, NULL);
-	if (norm) {
-		free(joined);
-		return norm;
-	}
-	return joined; /* validation reports the missing source */
-}
-
-static int parse_destination(const char *what, const char *dst, char **out)
-{
-	if (!dst || !*dst)
-		return isd_error(0, "%s: missing destination", what);
-	if (dst[0] != '/')
-		return isd_error(0, "%s: destination '%s' must be an absolute path", what, dst);
-	if (isd_normalize_abs_path(dst, out) < 0)
-		return isd_error(0, "%s: destination '%s' must not contain '..'", what, dst);
-	return 0;
-}
-
-static int parse_tmpfs(const char *arg, struct isd_mount *m)
-{
-	_cleanup_free_ char *copy = isd_xstrdup(arg);
-	char *opts = strchr(copy, ':');
-	char *save = NULL;
-	int r;
-
-	memset(m, 0, sizeof(*m));
-	m->type = ISD_MOUNT_TMPFS;
-	m->mode = 01777;
-	m->has_mode = true;
-	if (opts)
-		*opts++ = '\0';
-	r = parse_destination("--tmpfs", copy, &m->destination);
-	if (r < 0)
-		return r;
-	for (char *o = opts ? strtok_r(opts, ",", &save) : NULL; o; o = strtok_r(NULL, ",", &save)) {
-		char *val = strchr(o, '=');
-		if (val)
-			*val++ = '\0';
-		if (!strcmp(o, "rw") && !val)
-			m->readonly = false;
-		else if (!strcmp(o, "ro") && !val)
-			m->readonly = true;
-		else if (!strcmp(o, "exec") && !val)
-			m->exec = true;
-		else if (!strcmp(o, "noexec") && !val)
-			m->exec = false;
-		else if ((!strcmp(o, "nosuid") || !strcmp(o, "nodev")) && !val)
-			; /* always on */
-		else if ((!strcmp(o, "suid") || !strcmp(o, "dev")) && !val)
-			return isd_error(0, "--tmpfs %s: option '%s' is not allowed; isd tmpfs mounts are always nosuid,nodev",
-					 arg, o);
-		else if (!strcmp(o, "size") && val) {
-			if (isd_parse_size(val, &m->size) < 0 || m->size == 0)
-				return isd_error(0, "--tmpfs %s: invalid size '%s' (expected N[k|m|g], N > 0)", arg, val);
-		} else if (!strcmp(o, "mode") && val) {
-			if (isd_parse_octal_mode(val, &m->mode) < 0)
-				return isd_error(0, "--tmpfs %s: invalid mode '%s' (expected octal, e.g. 1777)", arg, val);
-		} else if (!strcmp(o, "uid") && val) {
-			if (isd_parse_uint32(val, &m->uid) < 0)
-				return isd_error(0, "--tmpfs %s: invalid uid '%s'", arg, val);
-			m->has_uid = true;
-		} else if (!strcmp(o, "gid") && val) {
-			if (isd_parse_uint32(val, &m->gid) < 0)
-				return isd_error(0, "--tmpfs %s: invalid gid '%s'", arg, val);
-			m->has_gid = true;
-		} else
-			return isd_error(0, "--tmpfs %s: unknown option '%s%s%s' (known: rw ro exec noexec nosuid nodev size= mode= uid= gid=)",
-					 arg, o, val ? "=" : "", val ? val : "");
-	}
-	return 0;
-}
-
-/* On failure nothing stays allocated in m. */
-int isd_cli_parse_tmpfs(const char *arg, struct isd_mount *m)
-{
-	int r = parse_tmpfs(arg, m);
-
-	if (r < 0) {
-		free(m->source);
-		free(m->destination);
-		memset(m, 0, sizeof(*m));
-	}
-	return r;
-}
-
-static int parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
-{
-	_cleanup_free_ char *copy = isd_xstrdup(arg);
-	char *dst, *opts, *save = NULL;
-	int r;
-
-	memset(m, 0, sizeof(*m));
-	m->type = ISD_MOUNT_BIND;
-	dst = strchr(copy, ':');
-	if (!dst)
-		return isd_error(0, "--volume %s: expected SRC:DST[:ro|rw] (anonymous volumes are not supported)", arg);
-	*dst++ = '\0';
-	opts = strchr(dst, ':');
-	if (opts)
-		*opts++ = '\0';
-	if (copy[0] != '/' && copy[0] != '.')
-		return isd_error(0, "--volume %s: '%s' is not a host path; isd has no named volumes (use an absolute path or ./relative)",
-				 arg, copy);
-	r = parse_destination("--volume", dst, &m->destination);
-	if (r < 0)
-		return r;
-	m->source = absolute_source(copy, cwd);
-	for (char *o = opts ? strtok_r(opts, ",", &save) : NULL; o; o = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(o, "ro") || !strcmp(o, "readonly"))
-			m->readonly = true;
-		else if (!strcmp(o, "rw"))
-			m->readonly = false;
-		else if (!strcmp(o, "z") || !strcmp(o, "Z") || !strcmp(o, "rprivate") ||
-			 !strcmp(o, "private") || !strcmp(o, "rslave") || !strcmp(o, "slave") ||
-			 !strcmp(o, "delegated") || !strcmp(o, "cached") || !strcmp(o, "consistent"))
-			; /* labels and propagation: isd binds are always private to the sandbox */
-		else
-			return isd_error(0, "--volume %s: unknown option '%s' (known: ro rw)", arg, o);
-	}
-	return 0;
-}
-
-/* On failure nothing stays allocated in m. */
-int isd_cli_parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
-{
-	int r = parse_volume(arg, cwd, m);
-
-	if (r < 0) {
-		free(m->source);
-		free(m->destination);
-		memset(m, 0, sizeof(*m));
-	}
-	return r;
-}
-
-static int parse_bool_value(const char *v, bool *out)
-{
-	if (!v || !strcmp(v, "true") || !strcmp(v, "1")) {
-		*out = true;
-		return 0;
-	}
-	if (!strcmp(v, "false") || !strcmp(v, "0")) {
-		*out = false;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-static int parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
-{
-	_cleanup_free_ char *copy = isd_xstrdup(arg);
-	_cleanup_free_ char *src = NULL, *dst = NULL;
-	char *save = NULL;
-	const char *type = NULL;
-	uint64_t size = 0;
-	uint32_t mode = 01777;
-	bool readonly = false, has_size = false;
-	int r;
-
-	memset(m, 0, sizeof(*m));
-	for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
-		char *val = strchr(o, '=');
-		if (val)
-			*val++ = '\0';
-		if (!strcmp(o, "type") && val)
-			type = val;
-		else if ((!strcmp(o, "source") || !strcmp(o, "src")) && val)
-			src = isd_xstrdup(val);
-		else if ((!strcmp(o, "destination") || !strcmp(o, "dst") || !strcmp(o, "target")) && val)
-			dst = isd_xstrdup(val);
-		else if (!strcmp(o, "readonly") || !strcmp(o, "ro")) {
-			if (parse_bool_value(val, &readonly) < 0)
-				return isd_error(0, "--mount %s: invalid value '%s' for %s", arg, val, o);
-		} else if (!strcmp(o, "tmpfs-size") && val) {
-			if (isd_parse_size(val, &size) < 0 || size == 0)
-				return isd_error(0, "--mount %s: invalid tmpfs-size '%s'", arg, val);
-			has_size = true;
-		} else if (!strcmp(o, "tmpfs-mode") && val) {
-			if (isd_parse_octal_mode(val, &mode) < 0)
-				return isd_error(0, "--mount %s: invalid tmpfs-mode '%s'", arg, val);
-		} else if ((!strcmp(o, "bind-propagation") && val) || !strcmp(o, "consistency"))
-			; /* isd binds are always private to the sandbox */
-		else
-			return isd_error(0, "--mount %s: unknown field '%s'", arg, o);
-	}
-	if (!type)
-		return isd_error(0, "--mount %s: missing type= (bind or tmpfs)", arg);
-	r = parse_destination("--mount", dst, &m->destination);
-	if (r < 0)
-		return r;
-	m->readonly = readonly;
-	if (!strcmp(type, "bind")) {
-		if (!src)
-			return isd_error(0, "--mount %s: type=bind needs source=", arg);
-		if (has_size)
-			return isd_error(0, "--mount %s: tmpfs-size only applies to type=tmpfs", arg);
-		m->type = ISD_MOUNT_BIND;
-		m->source = absolute_source(src, cwd);
-	} else if (!strcmp(type, "tmpfs")) {
-		if (src)
-			return isd_error(0, "--mount %s: type=tmpfs takes no source", arg);
-		m->type = ISD_MOUNT_TMPFS;
-		m->size = size;
-		m->mode = mode;
-		m->has_mode = true;
-	} else {
-		return isd_error(0, "--mount %s: type '%s' is not supported (bind or tmpfs)", arg, type);
-	}
-	return 0;
-}
-
-/* On failure nothing stays allocated in m. */
-int isd_cli_parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
-{
-	int r = parse_mount(arg, cwd, m);
-
-	if (r < 0) {
-		free(m->source);
-		free(m->destination);
-		memset(m, 0, sizeof(*m));
-	}
-	return r;
-}
-
-int isd_cli_parse_cpus(const char *arg, uint64_t period_us, uint64_t *quota_us)
-{
-	uint64_t whole = 0, frac = 0, scale = 1;
-	const char *p = arg;
-
-	if (!*p)
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		whole = whole * 10 + (uint64_t)(*p - '0');
-		if (whole > 1000000)
-			return -ERANGE;
-	}
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++) {
-			if (scale < 1000000) {
-				frac = frac * 10 + (uint64_t)(*p - '0');
-				scale *= 10;
-			}
-		}
-	}
-	if (*p || p == arg)
-		return -EINVAL;
-	*quota_us = whole * period_us + (frac * period_us + scale / 2) / scale;
-	if (*quota_us < 1000) /* the kernel's minimum quota */
-		return -ERANGE;
-	return 0;
-}
-
 static int add_env_arg(struct isd_spec *spec, const struct isd_caller *caller, const char *arg,
 		       const char *origin)
 {
@@ -468,10 +216,32 @@ static int read_env_file(struct isd_spec *spec, const struct isd_caller *caller,
 	return 0;
 }
 
-static int add_user_mount(struct isd_spec *spec, const struct isd_mount *parsed)
+/* The file (or "command line") an origin names, without the line. */
+static size_t origin_source_len(const char *origin)
 {
-	struct isd_mount *m = isd_spec_add_mount(spec);
+	const char *colon = strrchr(origin, ':');
+	return colon && strncmp(origin, "profile ", 8) == 0 ? (size_t)(colon - origin) : strlen(origin);
+}
+
+/* A later source overrides an earlier one at the same destination (the
+ * command line overrides a profile); the same source naming a destination
+ * twice is left for validation to reject. */
+static int add_user_mount(struct isd_spec *spec, const struct isd_mount *parsed, const char *origin)
+{
+	ssize_t i = isd_spec_find_mount(spec, parsed->destination);
+	struct isd_mount *m;
+
+	if (i >= 0 && spec->mounts[i].origin && (origin_source_len(spec->mounts[i].origin) != origin_source_len(origin) ||
+						 strncmp(spec->mounts[i].origin, origin, origin_source_len(origin)))) {
+		m = &spec->mounts[i];
+		free(m->source);
+		free(m->destination);
+		free(m->origin);
+	} else {
+		m = isd_spec_add_mount(spec);
+	}
 	*m = *parsed;
+	m->origin = isd_xstrdup(origin);
 	return 0;
 }
 
@@ -492,54 +262,6 @@ static int parse_security_opt(struct isd_spec *spec, const char *arg)
 	return isd_error(0, "--security-opt %s: unknown (known: seccomp=NAME|PATH|unconfined, no-new-privileges)", arg);
 }
 
-/* Reads a passwd-format file of the image, resolved inside the image root so
- * that a hostile image cannot point us at host files it should not name. */
-static int image_passwd_lookup(const struct isd_spec *spec, const char *name, uint32_t uid,
-			       uint32_t *uid_out, uint32_t *gid_out, char **home_out, char **user_out)
-{
-	_cleanup_close_ int rootfd = -1, fd = -1;
-	_cleanup_free_ char *text = NULL;
-	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC,
-			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-	char *line, *save = NULL;
-
-	rootfd = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		return -errno;
-	fd = (int)syscall(SYS_openat2, rootfd, "etc/passwd", &how, sizeof(how));
-	if (fd < 0)
-		return -errno;
-	if (isd_read_fd(fd, &text, NULL) < 0)
-		return -EIO;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *f[7] = {0};
-		char *p = line;
-		int n = 0;
-		uint32_t id, gid;
-
-		for (n = 0; n < 7 && p; n++) {
-			f[n] = p;
-			p = strchr(p, ':');
-			if (p)
-				*p++ = '\0';
-		}
-		if (n < 7 || isd_parse_uint32(f[2], &id) < 0 || isd_parse_uint32(f[3], &gid) < 0)
-			continue;
-		if (name ? strcmp(f[0], name) != 0 : id != uid)
-			continue;
-		if (uid_out)
-			*uid_out = id;
-		if (gid_out)
-			*gid_out = gid;
-		if (home_out)
-			*home_out = isd_xstrdup(f[5]);
-		if (user_out)
-			*user_out = isd_xstrdup(f[0]);
-		return 0;
-	}
-	return -ENOENT;
-}
-
 static int parse_user(struct isd_spec *spec, const char *arg)
 {
 	_cleanup_free_ char *copy = isd_xstrdup(arg);
@@ -550,7 +272,7 @@ static int parse_user(struct isd_spec *spec, const char *arg)
 	if (g)
 		*g++ = '\0';
 	if (isd_parse_uint32(copy, &spec->uid) < 0) {
-		if (image_passwd_lookup(spec, copy, 0, &spec->uid, &gid_from_passwd, NULL, NULL) < 0)
+		if (isd_options_passwd_lookup(spec, copy, 0, &spec->uid, &gid_from_passwd, NULL, NULL) < 0)
 			return isd_error(0, "--user %s: '%s' is neither a number nor a user in the image's /etc/passwd",
 					 arg, copy);
 		have_passwd_gid = true;
@@ -561,43 +283,6 @@ static int parse_user(struct isd_spec *spec, const char *arg)
 	} else if (have_passwd_gid) {
 		spec->gid = gid_from_passwd;
 	}
-	return 0;
-}
-
-static int resolve_image(struct isd_spec *spec, const char *name)
-{
-	const char *data = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
-	_cleanup_free_ char *base = NULL, *current = NULL, *plain = NULL;
-	struct stat st;
-
-	free(spec->image);
-	spec->image = isd_xstrdup(name);
-	free(spec->rootfs);
-	spec->rootfs = NULL;
-	if (!strcmp(name, "host"))
-		return 0;
-	if (!name[0] || strchr(name, '/') || name[0] == '.')
-		return isd_error(0, "--image '%s': not an image name (use --rootfs for a directory)", name);
-	if (data && data[0] == '/')
-		base = isd_xasprintf("%s/isd/images", data);
-	else
-		base = isd_xasprintf("%s/.local/share/isd/images", home ? home : "/");
-	/* A built image publishes NAME/current -> <id>; resolving it now pins
-	 * this sandbox to that tree even if a rebuild switches the link. */
-	current = isd_xasprintf("%s/%s/current/rootfs", base, name);
-	plain = isd_xasprintf("%s/%s", base, name);
-	if (stat(current, &st) == 0 && S_ISDIR(st.st_mode)) {
-		spec->rootfs = realpath(current, NULL);
-	} else if (stat(plain, &st) == 0 && S_ISDIR(st.st_mode)) {
-		spec->rootfs = realpath(plain, NULL);
-	} else {
-		int r = isd_error(0, "--image %s: no such image in %s", name, base);
-		isd_error_hint("build one with `isd build -t %s`, or use --rootfs DIR", name);
-		return r;
-	}
-	if (!spec->rootfs)
-		return isd_error(-errno, "--image %s: resolving %s", name, plain);
 	return 0;
 }
 
@@ -631,7 +316,7 @@ static void apply_default_env(struct isd_spec *spec, const struct isd_caller *ca
 		if (v)
 			user = isd_xstrdup(v);
 	}
-	if ((!home || !user) && image_passwd_lookup(spec, NULL, spec->uid, NULL, NULL,
+	if ((!home || !user) && isd_options_passwd_lookup(spec, NULL, spec->uid, NULL, NULL,
 						    home ? NULL : &home, user ? NULL : &user) < 0) {
 		if (!home)
 			home = isd_xstrdup("/");
@@ -661,9 +346,177 @@ static void apply_default_env(struct isd_spec *spec, const struct isd_caller *ca
 	}
 }
 
+/* Which element of argv is the command: options end at the first
+ * non-option or after "--".  Options that take a separate value skip it. */
+static int find_command_index(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--"))
+			return i + 1;
+		if (a[0] != '-' || !a[1])
+			return i;
+		if (a[1] == '-') {
+			size_t n = strcspn(a + 2, "=");
+			for (const struct option *o = exec_options; o->name; o++)
+				if (strlen(o->name) == n && !strncmp(o->name, a + 2, n) &&
+				    o->has_arg == required_argument && !a[2 + n])
+					i++;
+			continue;
+		}
+		for (const char *c = a + 1; *c; c++) {
+			if (strchr("evwuh", *c)) {
+				if (!c[1])
+					i++;
+				break;
+			}
+		}
+	}
+	return argc;
+}
+
+/* The value of a long option (--name VALUE or --name=VALUE) before index end. */
+static const char *find_long_value(int argc, char **argv, int end, const char *name)
+{
+	const char *found = NULL;
+	size_t n = strlen(name);
+
+	for (int i = 1; i < end && i < argc; i++) {
+		if (strncmp(argv[i], "--", 2) || strncmp(argv[i] + 2, name, n))
+			continue;
+		if (argv[i][2 + n] == '=')
+			found = argv[i] + 3 + n;
+		else if (!argv[i][2 + n] && i + 1 < end)
+			found = argv[++i];
+	}
+	return found;
+}
+
+/*
+ * The command line with every --profile replaced by the profile's options,
+ * each element labelled with where it came from.  A known agent as the
+ * command (isd exec -- omp) brings the agent profile unless --profile says
+ * otherwise.
+ */
+static int assemble_args(int argc, char **argv, const struct isd_caller *caller, struct isd_spec *spec,
+			 struct isd_args *out)
+{
+	int cmd = find_command_index(argc, argv);
+	const char *agent = find_long_value(argc, argv, cmd, "agent");
+	const char *user = caller_getenv(caller, "USER");
+	struct isd_profile_vars vars = {.home = caller->home, .pwd = caller->cwd, .user = user ? user : "",
+					.uid = caller->uid, .gid = caller->gid};
+	int r;
+
+	if (!agent && cmd < argc) {
+		const char *base = strrchr(argv[cmd], '/');
+		base = base ? base + 1 : argv[cmd];
+		if (isd_agent_known(base))
+			agent = base;
+	}
+	if (agent && agent[0]) {
+		free(spec->agent);
+		spec->agent = isd_xstrdup(agent);
+	}
+	vars.agent = agent ? agent : "";
+	isd_args_push(out, argv[0], "command line");
+	if (!find_long_value(argc, argv, cmd, "profile") && spec->agent && isd_agent_known(spec->agent)) {
+		isd_strv_push(&spec->profiles, isd_xstrdup("agent"));
+		r = isd_profile_expand("agent", &vars, out, 0);
+		if (r < 0)
+			return r;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *name = NULL;
+
+		if (i < cmd && !strcmp(argv[i], "--profile") && i + 1 < cmd)
+			name = argv[++i];
+		else if (i < cmd && !strncmp(argv[i], "--profile=", 10))
+			name = argv[i] + 10;
+		if (name) {
+			isd_strv_push(&spec->profiles, isd_xstrdup(name));
+			r = isd_profile_expand(name, &vars, out, 0);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		isd_args_push(out, argv[i], "command line");
+	}
+	return 0;
+}
+
+/* --project DIR: the project, read-write at the same path, and the working
+ * directory.  Refuses directories that would hand over the whole home. */
+static int add_project(struct isd_spec *spec, const struct isd_caller *caller, const char *dir, const char *origin)
+{
+	_cleanup_free_ char *path = isd_options_absolute_source(dir, caller->cwd);
+	_cleanup_free_ char *home = realpath(caller->home, NULL);
+	struct isd_mount m = {.type = ISD_MOUNT_BIND};
+	size_t n = strlen(path);
+
+	if (home && (!strcmp(path, "/") || (!strncmp(home, path, n) && (home[n] == '/' || !home[n]))))
+		return isd_error(0, "--project %s: that is your home directory or one of its parents; run isd from inside a project directory (or use --profile none)",
+				 path);
+	m.source = isd_xstrdup(path);
+	m.destination = isd_xstrdup(path);
+	free(spec->workdir);
+	spec->workdir = isd_xstrdup(path);
+	isd_spec_set_origin(spec, "workdir", origin);
+	return add_user_mount(spec, &m, origin);
+}
+
+/* --agent-state NAME: the agent's own state, read-write, created empty on
+ * the host when missing (the agent would create it on first run anyway). */
+static int add_agent_state(struct isd_spec *spec, const struct isd_caller *caller, const char *agent, const char *origin)
+{
+	_cleanup_strv_ char **dirs = NULL, **files = NULL;
+
+	if (!agent[0])
+		return 0;
+	isd_agent_state_paths(agent, &dirs, &files);
+	for (size_t i = 0; dirs && dirs[i]; i++) {
+		struct isd_mount m = {.type = ISD_MOUNT_BIND};
+		char *path = isd_xasprintf("%s/%s", caller->home, dirs[i]);
+		int r = isd_mkdir_p(path, 0700);
+
+		if (r < 0) {
+			r = isd_error(r, "--agent-state %s: creating %s", agent, path);
+			free(path);
+			return r;
+		}
+		m.source = path;
+		m.destination = isd_xstrdup(path);
+		add_user_mount(spec, &m, origin);
+	}
+	for (size_t i = 0; files && files[i]; i++) {
+		struct isd_mount m = {.type = ISD_MOUNT_BIND};
+		char *path = isd_xasprintf("%s/%s", caller->home, files[i]);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+		if (fd >= 0) {
+			/* An empty JSON object: what the agent starts from. */
+			(void)!write(fd, "{}\n", 3);
+			close(fd);
+		} else if (errno != EEXIST) {
+			int r = isd_error(-errno, "--agent-state %s: creating %s", agent, path);
+			free(path);
+			return r;
+		}
+		m.source = path;
+		m.destination = isd_xstrdup(path);
+		add_user_mount(spec, &m, origin);
+	}
+	return 0;
+}
+
 int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, struct isd_spec *spec)
 {
 	struct isd_spec user_env = {0}; /* collects -e/--env-file before defaults are known */
+	struct isd_args args = {0};
+	_cleanup_free_ char *user_arg = NULL, *project = NULL, *agent_state = NULL;
+	_cleanup_free_ char *project_origin = NULL, *agent_state_origin = NULL;
+	const char *origin = "command line";
 	int tty_mode = -1;              /* -1: a terminal when stdin and stdout are both terminals */
 	int opt, r = 0;
 
@@ -673,15 +526,23 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	spec->host_gid = caller->gid;
 	spec->image = isd_xstrdup("host");
 
+	r = assemble_args(argc, argv, caller, spec, &args);
+	if (r < 0)
+		goto out;
 	optind = 0; /* full reset: profiles and tests parse more than once */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:e:v:w:u:h:it", exec_options, NULL)) != -1) {
+	while ((opt = getopt_long(args.argc, args.argv, "+:e:v:w:u:h:it", exec_options, NULL)) != -1) {
 		struct isd_mount m;
 		const char *arg = optarg;
 
+		origin = args.origin[optind > 0 ? optind - 1 : 0];
 		switch (opt) {
 		case 'e':
 			r = add_env_arg(&user_env, caller, arg, "--env");
+			if (r == 0) {
+				_cleanup_free_ char *key = isd_xasprintf("env:%.*s", (int)strcspn(arg, "="), arg);
+				isd_spec_set_origin(spec, key, origin);
+			}
 			break;
 		case OPT_ENV_FILE:
 			r = read_env_file(&user_env, caller, arg);
@@ -689,30 +550,52 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		case 'v':
 			r = isd_cli_parse_volume(arg, caller->cwd, &m);
 			if (r == 0)
-				r = add_user_mount(spec, &m);
+				r = add_user_mount(spec, &m, origin);
 			break;
 		case OPT_MOUNT:
 			r = isd_cli_parse_mount(arg, caller->cwd, &m);
 			if (r == 0)
-				r = add_user_mount(spec, &m);
+				r = add_user_mount(spec, &m, origin);
 			break;
 		case OPT_TMPFS:
 			r = isd_cli_parse_tmpfs(arg, &m);
 			if (r == 0)
-				r = add_user_mount(spec, &m);
+				r = add_user_mount(spec, &m, origin);
 			break;
 		case 'w':
 			free(spec->workdir);
 			spec->workdir = NULL;
-			r = parse_destination("--workdir", arg, &spec->workdir);
+			r = isd_options_parse_destination("--workdir", arg, &spec->workdir);
+			isd_spec_set_origin(spec, "workdir", origin);
 			break;
 		case 'u':
-			r = parse_user(spec, arg);
+			free(user_arg);
+			user_arg = isd_xstrdup(arg);
+			isd_spec_set_origin(spec, "user", origin);
+			break;
+		case OPT_PROFILE: /* spliced in by assemble_args */
+			break;
+		case OPT_AGENT:
+			free(spec->agent);
+			spec->agent = arg[0] ? isd_xstrdup(arg) : NULL;
+			break;
+		case OPT_AGENT_STATE:
+			free(agent_state);
+			agent_state = isd_xstrdup(arg);
+			free(agent_state_origin);
+			agent_state_origin = isd_xstrdup(origin);
+			break;
+		case OPT_PROJECT:
+			free(project);
+			project = isd_xstrdup(arg);
+			free(project_origin);
+			project_origin = isd_xstrdup(origin);
 			break;
 		case 'h':
 		case OPT_HOSTNAME:
 			free(spec->hostname);
 			spec->hostname = isd_xstrdup(arg);
+			isd_spec_set_origin(spec, "hostname", origin);
 			break;
 		case OPT_NETWORK:
 			if (!strcmp(arg, "none"))
@@ -721,21 +604,25 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 				spec->network = ISD_NET_HOST;
 			else
 				r = isd_error(0, "--network %s: unknown mode (known: none, host)", arg);
+			isd_spec_set_origin(spec, "network", origin);
 			break;
 		case OPT_ROOTFS:
 			free(spec->image);
 			spec->image = NULL;
 			free(spec->rootfs);
-			spec->rootfs = absolute_source(arg, caller->cwd);
+			spec->rootfs = isd_options_absolute_source(arg, caller->cwd);
 			break;
 		case OPT_IMAGE:
-			r = resolve_image(spec, arg);
+			r = isd_options_resolve_image(spec, arg);
+			isd_spec_set_origin(spec, "image", origin);
 			break;
 		case OPT_PRINT_SPEC:
 			spec->print_spec = true;
 			break;
 		case OPT_SECURITY_OPT:
 			r = parse_security_opt(spec, arg);
+			if (!strncmp(arg, "seccomp", 7))
+				isd_spec_set_origin(spec, "seccomp", origin);
 			break;
 		case OPT_PID:
 			if (!strcmp(arg, "host"))
@@ -847,25 +734,41 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			isd_cli_exec_usage(stdout);
 			exit(0);
 		case ':':
-			r = isd_error(0, "exec: option '%s' needs a value", argv[optind - 1]);
+			r = isd_error(0, "exec: option '%s' needs a value", args.argv[optind - 1]);
 			break;
 		default:
 			if (optopt && optopt < 256)
 				r = isd_error(0, "exec: unknown option '-%c' (see isd exec --help)", optopt);
 			else
-				r = isd_error(0, "exec: unknown option '%s' (see isd exec --help)", argv[optind - 1]);
+				r = isd_error(0, "exec: unknown option '%s' (see isd exec --help)", args.argv[optind - 1]);
 			break;
 		}
 		if (r < 0)
 			goto out;
 	}
 
-	if (optind >= argc) {
+	if (optind >= args.argc) {
 		r = isd_error(0, "exec: no command given (usage: isd exec [OPTIONS] [--] COMMAND [ARG...])");
 		goto out;
 	}
-	spec->argv = isd_strv_copy(argv + optind);
+	spec->argv = isd_strv_copy(args.argv + optind);
 
+	/* Names are looked up in the image, which is only known now. */
+	if (user_arg) {
+		r = parse_user(spec, user_arg);
+		if (r < 0)
+			goto out;
+	}
+	if (project) {
+		r = add_project(spec, caller, project, project_origin);
+		if (r < 0)
+			goto out;
+	}
+	if (agent_state) {
+		r = add_agent_state(spec, caller, agent_state, agent_state_origin);
+		if (r < 0)
+			goto out;
+	}
 	/* As users expect from `docker run -it`: an interactive terminal
 	 * gets a terminal inside. */
 	spec->tty = tty_mode == 1 || (tty_mode == -1 && caller->stdin_tty && caller->stdout_tty);
@@ -880,7 +783,11 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	add_implicit_tmpfs(spec, "/var/tmp", 256ULL << 20, false);
 	add_implicit_tmpfs(spec, "/run", 64ULL << 20, false);
 	apply_default_env(spec, caller, user_env.env);
+	r = isd_command_resolve(spec, caller, caller_getenv(caller, "PATH"));
 out:
+	if (r < 0 && strncmp(origin, "profile ", 8) == 0)
+		isd_error_hint("from %s", origin);
 	isd_spec_free(&user_env);
+	isd_args_free(&args);
 	return r;
 }

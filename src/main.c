@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "isd/cgroup.h"
 #include "isd/cli.h"
+#include "isd/profile.h"
 #include "isd/sandbox.h"
 #include "isd/seccomp.h"
 #include "isd/spec.h"
@@ -20,6 +21,7 @@ static void usage(FILE *out)
 	      "\n"
 	      "Commands:\n"
 	      "  exec [OPTIONS] [--] CMD...   run CMD in a new sandbox (isd exec --help)\n"
+	      "  profile list|show|edit NAME  the option profiles (agent, your own)\n"
 	      "  seccomp check PROFILE        validate and explain a seccomp profile\n"
 	      "  gc                           remove cgroups left by crashed isd runs\n"
 	      "  version                      print the version\n",
@@ -81,6 +83,8 @@ int main(int argc, char **argv)
 		return cmd_exec(argc - 1, argv + 1);
 	if (!strcmp(cmd, "seccomp"))
 		return isd_seccomp_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "profile"))
+		return isd_profile_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "gc"))
 		return isd_cgroup_gc_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
@@ -91,6 +95,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "isd: unknown command '%s' (known: exec, seccomp, gc, version, help)\n", cmd);
+	fprintf(stderr, "isd: unknown command '%s' (known: exec, profile, seccomp, gc, version, help)\n", cmd);
 	return ISD_EXIT_FAILURE;
 }

@@ -203,10 +203,8 @@ static _Noreturn void child_main(const struct child_args *a)
 		_exit(ISD_EXIT_FAILURE);
 
 	r = isd_userns_write_own_maps(spec->uid, spec->host_uid, spec->gid, spec->host_gid);
-	if (r < 0) {
-		isd_userns_explain_failure(r);
+	if (r < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
-	}
 	if (a->wait_for_cgroup && wait_for_parent_byte() < 0)
 		_exit(ISD_EXIT_FAILURE);
 	/* After joining the sandbox's cgroup, so that it is the root inside. */

@@ -23,12 +23,18 @@ void isd_spec_free(struct isd_spec *spec)
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		free(spec->mounts[i].source);
 		free(spec->mounts[i].destination);
+		free(spec->mounts[i].origin);
 	}
+	isd_strv_free(spec->profiles);
+	isd_strv_free(spec->origins);
+	free(spec->agent);
 	free(spec->mounts);
 	free(spec->workdir);
 	free(spec->hostname);
 	free(spec->seccomp);
 	free(spec->limits.cpuset_cpus);
+	free(spec->uid_ranges);
+	free(spec->gid_ranges);
 	memset(spec, 0, sizeof(*spec));
 }
 
@@ -77,6 +83,35 @@ const char *isd_spec_getenv(const struct isd_spec *spec, const char *name)
 {
 	ssize_t i = env_index(spec->env, name);
 	return i >= 0 ? spec->env[i] + strlen(name) + 1 : NULL;
+}
+
+static ssize_t origin_index(char *const *origins, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (size_t i = 0; origins && origins[i]; i++)
+		if (!strncmp(origins[i], key, len) && origins[i][len] == '\t')
+			return (ssize_t)i;
+	return -1;
+}
+
+void isd_spec_set_origin(struct isd_spec *spec, const char *key, const char *origin)
+{
+	char *entry = isd_xasprintf("%s\t%s", key, origin);
+	ssize_t i = origin_index(spec->origins, key);
+
+	if (i >= 0) {
+		free(spec->origins[i]);
+		spec->origins[i] = entry;
+	} else {
+		isd_strv_push(&spec->origins, entry);
+	}
+}
+
+const char *isd_spec_get_origin(const struct isd_spec *spec, const char *key)
+{
+	ssize_t i = origin_index(spec->origins, key);
+	return i >= 0 ? spec->origins[i] + strlen(key) + 1 : NULL;
 }
 
 const char *isd_network_mode_name(enum isd_network_mode mode)
@@ -209,7 +244,7 @@ static json_object *mount_json(const struct isd_mount *m)
 	}
 	json_object_object_add(o, "nosuid", json_object_new_boolean(true));
 	json_object_object_add(o, "nodev", json_object_new_boolean(true));
-	json_object_object_add(o, "origin", json_object_new_string(m->implicit ? "isd" : "user"));
+	json_object_object_add(o, "origin", json_object_new_string(m->origin ? m->origin : m->implicit ? "isd" : "command line"));
 	return o;
 }
 
@@ -286,6 +321,18 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 	json_object_object_add(root, "no_new_privileges", json_object_new_boolean(true));
 	json_object_object_add(root, "seccomp", json_object_new_string(spec->seccomp ? spec->seccomp : "default"));
 	json_object_object_add(root, "limits", limits_json(&spec->limits));
+	json_object_object_add(root, "profiles", strv_json(spec->profiles));
+	if (spec->agent)
+		json_object_object_add(root, "agent", json_object_new_string(spec->agent));
+	{
+		json_object *origins = json_object_new_object();
+		for (size_t i = 0; spec->origins && spec->origins[i]; i++) {
+			char *tab = strchr(spec->origins[i], '\t');
+			_cleanup_free_ char *key = strndup(spec->origins[i], (size_t)(tab - spec->origins[i]));
+			json_object_object_add(origins, key, json_object_new_string(tab + 1));
+		}
+		json_object_object_add(root, "origins", origins);
+	}
 
 	text = isd_xstrdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);

@@ -28,10 +28,21 @@ int isd_userns_write_own_maps(uint32_t inside_uid, uint32_t host_uid, uint32_t i
 		return r;
 	snprintf(map, sizeof(map), "%u %u 1\n", inside_uid, host_uid);
 	r = write_proc_self("/proc/self/uid_map", map);
-	if (r < 0)
+	if (r == -EPERM && host_uid == 0) {
+		/* Linux 5.12+: mapping uid 0 needs CAP_SETFCAP in the parent
+		 * namespace, which e.g. a payload of another sandbox lacks. */
+		isd_error_hint("mapping uid 0 needs CAP_SETFCAP since Linux 5.12; inside another sandbox, run that one with a non-zero uid (isd exec -u 1000)");
 		return r;
+	}
+	if (r < 0) {
+		isd_userns_explain_failure(r);
+		return r;
+	}
 	snprintf(map, sizeof(map), "%u %u 1\n", inside_gid, host_gid);
-	return write_proc_self("/proc/self/gid_map", map);
+	r = write_proc_self("/proc/self/gid_map", map);
+	if (r < 0)
+		isd_userns_explain_failure(r);
+	return r;
 }
 
 static long read_sysctl(const char *path)

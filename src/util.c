@@ -3,6 +3,7 @@
 #include "isd/util.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -349,4 +350,40 @@ int isd_write_file_at(int dirfd, const char *path, const char *content, int flag
 	if (fd < 0)
 		return -errno;
 	return isd_write_all(fd, content, strlen(content));
+}
+
+bool isd_running_uninstalled(void)
+{
+#ifdef ISD_BUILD_ROOT
+	static int cached = -1;
+
+	if (cached < 0) {
+		char *exe = realpath("/proc/self/exe", NULL);
+		size_t n = strlen(ISD_BUILD_ROOT);
+
+		cached = exe && !strncmp(exe, ISD_BUILD_ROOT, n) && exe[n] == '/';
+		free(exe);
+	}
+	return cached;
+#else
+	return false;
+#endif
+}
+
+int isd_mkdir_p(const char *path, unsigned mode)
+{
+	_cleanup_free_ char *copy = isd_xstrdup(path);
+
+	for (char *p = copy + 1;; p++) {
+		if (*p == '/' || !*p) {
+			char saved = *p;
+			*p = '\0';
+			if (mkdir(copy, mode) < 0 && errno != EEXIST)
+				return -errno;
+			*p = saved;
+			if (!saved)
+				break;
+		}
+	}
+	return 0;
 }

@@ -110,4 +110,10 @@ int isd_seccomp_describe_json(const struct isd_seccomp_profile *profile, char **
 /* "ERRNO(EPERM)", "ALLOW", ... (BUF holds the text for ERRNO/TRACE data). */
 const char *isd_seccomp_action_str(uint32_t action, char *buf, size_t size);
 
+/* Shared between seccomp.c (parser), seccomp-bpf.c and seccomp-check.c. */
+const char *isd_seccomp_arch_label(uint32_t token);
+const char *isd_seccomp_op_name(int op);
+int isd_seccomp_read_profile(const char *path, char **buf_out, size_t *len_out);
+char **isd_seccomp_search_dirs(void);
+
 #endif

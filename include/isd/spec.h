@@ -29,6 +29,7 @@ struct isd_mount {
 	bool has_uid, has_gid;
 	bool exec; /* tmpfs is noexec unless "exec" was given */
 	bool implicit; /* added by isd, not by the user (shown in --print-spec) */
+	char *origin;  /* "isd", "command line", "profile FILE:LINE", "command resolution" */
 };
 
 enum isd_network_mode {
@@ -56,6 +57,11 @@ struct isd_limits {
 	enum isd_limits_mode mode;
 };
 
+/* One line of a uid_map/gid_map. */
+struct isd_id_range {
+	uint32_t inside, outside, count;
+};
+
 struct isd_spec {
 	char **argv; /* the payload's command and arguments */
 	char **env;  /* NAME=VALUE, the payload's complete environment */
@@ -81,7 +87,22 @@ struct isd_spec {
 	bool tty;         /* a pseudo-terminal of the sandbox's own for stdio */
 	bool interactive; /* with tty: forward the caller's stdin */
 
+	char **profiles; /* profiles applied, in order */
+	char *agent;     /* the agent this sandbox is for, or NULL */
+	/* Where each setting came from, for --print-spec: "key\torigin". */
+	char **origins;
+
 	bool print_spec;
+
+	/* isd build's RUN sandbox (never set by `isd exec`): maps of several
+	 * ranges written by the parent through newuidmap/newgidmap (uid/gid
+	 * are then switched to inside the namespace), the root filesystem
+	 * bound read-write, and Docker's default capabilities kept for uid 0
+	 * inside instead of none. */
+	struct isd_id_range *uid_ranges, *gid_ranges;
+	size_t n_uid_ranges, n_gid_ranges;
+	bool writable_root;
+	bool build_caps;
 };
 
 void isd_spec_init(struct isd_spec *spec);
@@ -94,6 +115,10 @@ ssize_t isd_spec_find_mount(const struct isd_spec *spec, const char *dst);
 /* Set (or replace) NAME in the payload's environment. */
 void isd_spec_setenv(struct isd_spec *spec, const char *name, const char *value);
 const char *isd_spec_getenv(const struct isd_spec *spec, const char *name);
+
+/* Record (or replace) where setting key came from. */
+void isd_spec_set_origin(struct isd_spec *spec, const char *key, const char *origin);
+const char *isd_spec_get_origin(const struct isd_spec *spec, const char *key);
 
 /* Check everything that can be checked without touching the system state
  * (paths are looked at, nothing is created).  Returns 0 or -errno with the

@@ -97,6 +97,13 @@ int isd_parse_octal_mode(const char *s, uint32_t *out);
  * components (a destination must say where it is without tricks). */
 int isd_normalize_abs_path(const char *in, char **out);
 
+/* mkdir -p (each created component gets mode). */
+int isd_mkdir_p(const char *path, unsigned mode);
+
+/* True when this binary runs from its meson build tree (not installed):
+ * only then may data files be looked up in the source tree. */
+bool isd_running_uninstalled(void);
+
 /* Write all of buf (retrying on EINTR / short writes). */
 int isd_write_all(int fd, const void *buf, size_t len);
 /* Read a small file entirely (NUL-terminated). */

@@ -62,6 +62,15 @@ test_setup() {
 }
 
 test_teardown() {
-	chmod -R u+rwX "$T" 2>/dev/null
-	rm -rf "$T"
+	for d in "$T" ${HOME_TMP:-}; do
+		chmod -R u+rwX "$d" 2>/dev/null
+		rm -rf "$d"
+	done
+}
+
+# A scratch directory under the caller's real home, for tests that need a
+# fake HOME that the sandbox shows read-only (anything under /tmp is on the
+# sandbox's writable /tmp).
+home_scratch() {
+	HOME_TMP=$(mktemp -d "$HOME/.isd-test.XXXXXX") || fail "cannot create a scratch directory in $HOME"
 }

@@ -9,7 +9,6 @@ func=$2
 . "$(dirname "$0")/lib.sh"
 . "$file"
 test_setup
+trap test_teardown EXIT
 "$func"
-rc=$?
-test_teardown
-exit $rc
+

@@ -5,6 +5,9 @@
  * the shipped profiles contain their rules, and the installed filters do
  * what the README promises (checked in forked children).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "isd/seccomp.h"
 #include "isd/util.h"
 
@@ -42,6 +45,12 @@ static int failures;
 			fputc('\n', stderr);                                               \
 		}                                                                          \
 	} while (0)
+
+static void setenv_path(const char *name, const char *dir, const char *sub)
+{
+	_cleanup_free_ char *v = isd_xasprintf("%s/%s", dir, sub);
+	setenv(name, v, 1);
+}
 
 static const struct isd_seccomp_target x86_64_61 = { SCMP_ARCH_X86_64, "6.1.0-13-amd64" };
 
@@ -414,6 +423,30 @@ static void test_default_profile(void)
 	CHECK(!allowed_anywhere(p, "keyctl") && !allowed_anywhere(p, "bpf") && !allowed_anywhere(p, "ioctl"),
 	      "nested keeps the rest");
 	builds(p, &len);
+	{
+		/* nested.json is default.json plus namespaces and mounts:
+		 * nothing default allows may be missing, nothing else opened */
+		static const char *const opened[] = { "mount", "umount", "umount2", "fsopen", "fsconfig",
+						      "fsmount", "fspick", "move_mount", "open_tree",
+						      "open_tree_attr", "mount_setattr", "pivot_root", "chroot",
+						      "setns", "clone", "clone3", "unshare", "sethostname",
+						      "setdomainname", NULL };
+		struct isd_seccomp_profile *d = load(PROFILES "/default.json", NULL);
+		for (size_t i = 0; d && i < d->n_rules; i++)
+			for (size_t j = 0; j < d->rules[i].n_names; j++)
+				if (allowed_anywhere(d, d->rules[i].names[j]))
+					CHECK(allowed_anywhere(p, d->rules[i].names[j]), "nested lacks %s",
+					      d->rules[i].names[j]);
+		for (size_t i = 0; d && i < p->n_rules; i++)
+			for (size_t j = 0; j < p->rules[i].n_names; j++) {
+				const char *name = p->rules[i].names[j];
+				bool ok = allowed_anywhere(d, name) || !allowed_anywhere(p, name);
+				for (size_t k = 0; !ok && opened[k]; k++)
+					ok = !strcmp(opened[k], name);
+				CHECK(ok, "nested allows %s beyond default", name);
+			}
+		isd_seccomp_profile_free(d);
+	}
 	isd_seccomp_profile_free(p);
 }
 
@@ -541,7 +574,7 @@ static void test_cache(const char *tmp)
 	size_t len;
 	int fd;
 
-	setenv("XDG_CACHE_HOME", isd_xasprintf("%s/cache2", tmp), 1);
+	setenv_path("XDG_CACHE_HOME", tmp, "cache2");
 	CHECK(count_files(cdir) == 0, "fresh cache dir");
 	buf = slurp(FIXTURES "/default.json", &len);
 	CHECK(isd_write_file_at(AT_FDCWD, profile, buf, O_CREAT | O_TRUNC, 0644) == 0, "write profile");
@@ -617,7 +650,7 @@ static void test_cache(const char *tmp)
 	isd_seccomp_program_free(&prog);
 
 	isd_seccomp_program_free(&first);
-	setenv("XDG_CACHE_HOME", isd_xasprintf("%s/cache", tmp), 1);
+	setenv_path("XDG_CACHE_HOME", tmp, "cache");
 }
 
 /* ---- names and paths ---- */
@@ -629,7 +662,7 @@ static void test_resolve(const char *tmp)
 	char *path = NULL;
 	struct isd_seccomp_program prog;
 
-	setenv("XDG_CONFIG_HOME", isd_xasprintf("%s/config", tmp), 1);
+	setenv_path("XDG_CONFIG_HOME", tmp, "config");
 	cmd = isd_xasprintf("mkdir -p '%s' && cp '%s/example.json' '%s'", dir, FIXTURES, mine);
 	CHECK(system(cmd) == 0, "%s", cmd);
 
@@ -734,8 +767,8 @@ int main(void)
 		return 2;
 	}
 	/* keep the user's real cache and config out of it */
-	setenv("XDG_CACHE_HOME", isd_xasprintf("%s/cache", tmp), 1);
-	setenv("XDG_CONFIG_HOME", isd_xasprintf("%s/config", tmp), 1);
+	setenv_path("XDG_CACHE_HOME", tmp, "cache");
+	setenv_path("XDG_CONFIG_HOME", tmp, "config");
 
 	test_docker_fixtures();
 	test_malformed();

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finding the payload's command, inside the sandbox or on the caller's PATH. */
+#ifndef ISD_COMMAND_H
+#define ISD_COMMAND_H
+
+#include "isd/cli.h"
+#include "isd/spec.h"
+
+/* When argv[0] is a bare name that the sandbox's PATH does not provide,
+ * find it on caller_path, bind its installation directory (and a script's
+ * interpreter) read-only at the same path and run it by its real path. */
+int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, const char *caller_path);
+
+#endif

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Finding the payload's command.  Agents are usually installed under the
+ * caller's home (~/.local/bin/omp, an npm prefix, ~/.claude/local), which
+ * the sandbox hides.  When the command is not in the sandbox's PATH, it is
+ * looked up on the caller's PATH as the shell would, and its installation
+ * (and, for scripts, the interpreter's) is bound read-only at the same path.
+ */
+#define _GNU_SOURCE
+#include "isd/command.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const host_image_dirs[] = {"/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL};
+
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n] || (n == 1 && dir[0] == '/'));
+}
+
+/* Is path an executable file as the sandbox will show it? */
+static bool visible_executable(const struct isd_spec *spec, const char *path)
+{
+	const struct isd_mount *best = NULL;
+	struct stat st;
+
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		if (path_under(path, m->destination) &&
+		    (!best || strlen(m->destination) > strlen(best->destination)))
+			best = m;
+	}
+	if (best) {
+		_cleanup_free_ char *host = NULL;
+		if (best->type != ISD_MOUNT_BIND)
+			return false; /* a fresh tmpfs holds nothing yet */
+		host = isd_xasprintf("%s%s", best->source, path + strlen(best->destination));
+		return stat(host, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+	}
+	if (spec->rootfs) {
+		_cleanup_close_ int root = open(spec->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		_cleanup_close_ int fd = -1;
+		if (root < 0)
+			return false;
+		fd = isd_openat2(root, path, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+		return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+	}
+	for (size_t i = 0; host_image_dirs[i]; i++)
+		if (path_under(path, host_image_dirs[i]))
+			return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+	return false;
+}
+
+static bool in_sandbox_path(const struct isd_spec *spec, const char *cmd)
+{
+	const char *path = isd_spec_getenv(spec, "PATH");
+
+	for (const char *p = path ? path : ""; *p;) {
+		const char *end = strchrnul(p, ':');
+		_cleanup_free_ char *cand = isd_xasprintf("%.*s/%s", (int)(end - p), p, cmd);
+
+		if (cand[0] == '/' && visible_executable(spec, cand))
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static char *search_caller_path(const char *caller_path, const char *cmd)
+{
+	for (const char *p = caller_path ? caller_path : ""; *p;) {
+		const char *end = strchrnul(p, ':');
+		char *cand = isd_xasprintf("%.*s/%s", (int)(end - p), p, cmd);
+		struct stat st;
+
+		if (cand[0] == '/' && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+/* The smallest directory that holds a program's installation: the package
+ * for something inside node_modules, the prefix for a .../bin/PROGRAM,
+ * otherwise the directory of the file. */
+static char *installation_dir(const char *real)
+{
+	const char *nm = strstr(real, "/node_modules/");
+	char *dir;
+
+	if (nm) {
+		const char *pkg = nm + strlen("/node_modules/");
+		const char *end = strchr(pkg, '/');
+		if (end && pkg[0] == '@')
+			end = strchr(end + 1, '/');
+		if (end)
+			return strndup(real, (size_t)(end - real));
+	}
+	dir = isd_xstrdup(real);
+	*strrchr(dir, '/') = '\0';
+	if (!strcmp(strrchr(dir, '/') ? strrchr(dir, '/') : dir, "/bin") && strrchr(dir, '/') != dir) {
+		/* node, python venvs and nvm keep libraries beside bin/ */
+		char *prefix = strndup(dir, (size_t)(strrchr(dir, '/') - dir));
+		if (strlen(prefix) > 1) {
+			free(dir);
+			return prefix;
+		}
+		free(prefix);
+	}
+	return dir;
+}
+
+static int bind_installation(struct isd_spec *spec, const struct isd_caller *caller, const char *found,
+			     const char *real, const char *dir)
+{
+	_cleanup_free_ char *home = realpath(caller->home, NULL);
+	size_t n = strlen(dir);
+	struct isd_mount *m;
+
+	/* Binding the home directory (or a parent of it) would hand the whole
+	 * home to the sandbox, which is what isd is there to prevent. */
+	if (!strcmp(dir, "/") || (home && !strncmp(home, dir, n) && (home[n] == '/' || !home[n]))) {
+		int r = isd_error(0, "exec %s: found %s, but its installation directory %s is too broad to bind into the sandbox",
+				  spec->argv[0], found, dir);
+		isd_error_hint("fix: add -v %s:%s:ro, or install the program outside your home directory", real, real);
+		return r;
+	}
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		if (spec->mounts[i].type == ISD_MOUNT_BIND && path_under(dir, spec->mounts[i].destination))
+			return 0; /* already inside */
+	m = isd_spec_add_mount(spec);
+	m->type = ISD_MOUNT_BIND;
+	m->source = isd_xstrdup(dir);
+	m->destination = isd_xstrdup(dir);
+	m->readonly = true;
+	m->origin = isd_xstrdup("command resolution");
+	return 0;
+}
+
+/* "#!/usr/bin/env node" → "node"; "#!/opt/x/bin/python3" → that path. */
+static char *script_interpreter(const char *path, bool *via_env)
+{
+	char line[256] = "";
+	FILE *f = fopen(path, "re");
+	char *p, *end;
+
+	*via_env = false;
+	if (!f)
+		return NULL;
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "#!", 2)) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	p = line + 2;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	end = p + strcspn(p, " \t\n");
+	if (end - p >= 8 && !strncmp(end - 4, "/env", 4)) {
+		*via_env = true;
+		p = end + strspn(end, " \t");
+		if (!strncmp(p, "-S", 2))
+			p += 2 + strspn(p + 2, " \t");
+		end = p + strcspn(p, " \t\n");
+	}
+	return end > p ? strndup(p, (size_t)(end - p)) : NULL;
+}
+
+static int resolve_interpreter(struct isd_spec *spec, const struct isd_caller *caller, const char *script,
+			       const char *caller_path)
+{
+	bool via_env;
+	_cleanup_free_ char *interp = script_interpreter(script, &via_env);
+	_cleanup_free_ char *found = NULL, *real = NULL, *dir = NULL;
+	int r;
+
+	if (!interp)
+		return 0;
+	if (via_env ? in_sandbox_path(spec, interp) : visible_executable(spec, interp))
+		return 0;
+	found = via_env ? search_caller_path(caller_path, interp) : isd_xstrdup(interp);
+	if (!found || !(real = realpath(found, NULL)))
+		return 0; /* exec will report the missing interpreter */
+	dir = installation_dir(real);
+	r = bind_installation(spec, caller, found, real, dir);
+	if (r < 0 || !via_env)
+		return r;
+	/* env finds it through PATH, so its directory goes first there. */
+	{
+		_cleanup_free_ char *bin = isd_xstrdup(real);
+		const char *old = isd_spec_getenv(spec, "PATH");
+		_cleanup_free_ char *path = NULL;
+
+		*strrchr(bin, '/') = '\0';
+		path = isd_xasprintf("%s%s%s", bin, old && *old ? ":" : "", old ? old : "");
+		isd_spec_setenv(spec, "PATH", path);
+	}
+	return 0;
+}
+
+int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, const char *caller_path)
+{
+	const char *cmd = spec->argv[0];
+	_cleanup_free_ char *found = NULL, *real = NULL, *dir = NULL;
+	int r;
+
+	if (strchr(cmd, '/') || in_sandbox_path(spec, cmd))
+		return 0;
+	found = search_caller_path(caller_path, cmd);
+	if (!found)
+		return 0; /* the payload reports 127 with the sandbox's PATH */
+	real = realpath(found, NULL);
+	if (!real)
+		return isd_error(-errno, "exec %s: resolving %s", cmd, found);
+	dir = installation_dir(real);
+	r = bind_installation(spec, caller, found, real, dir);
+	if (r < 0)
+		return r;
+	r = resolve_interpreter(spec, caller, real, caller_path);
+	if (r < 0)
+		return r;
+	/* By its real path, so that a script finds its modules beside it. */
+	free(spec->argv[0]);
+	spec->argv[0] = isd_xstrdup(real);
+	isd_spec_set_origin(spec, "command", "command resolution");
+	return 0;
+}

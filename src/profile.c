@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
+#include "isd/profile.h"
+#include "isd/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#define MAX_PROFILE_DEPTH 8
+
+void isd_args_free(struct isd_args *a)
+{
+	isd_strv_free(a->argv);
+	isd_strv_free(a->origin);
+	a->argv = a->origin = NULL;
+	a->argc = 0;
+}
+
+void isd_args_push(struct isd_args *a, const char *arg, const char *origin)
+{
+	isd_strv_push(&a->argv, isd_xstrdup(arg));
+	isd_strv_push(&a->origin, isd_xstrdup(origin));
+	a->argc++;
+}
+
+static const char *const known_agents[] = {"omp", "claude", "codex", "pi", "gemini", "opencode", "aider", "goose", "amp", NULL};
+
+bool isd_agent_known(const char *name)
+{
+	for (size_t i = 0; known_agents[i]; i++)
+		if (name && !strcmp(name, known_agents[i]))
+			return true;
+	return false;
+}
+
+/* Where each agent keeps its state; an agent not listed uses ~/.NAME. */
+static const struct {
+	const char *agent;
+	const char *dirs[3];
+	const char *files[2];
+} agent_state[] = {
+	{"omp", {".omp", NULL}, {NULL}},
+	{"claude", {".claude", NULL}, {".claude.json", NULL}},
+	{"codex", {".codex", NULL}, {NULL}},
+	{"pi", {".pi", NULL}, {NULL}},
+	{"gemini", {".gemini", NULL}, {NULL}},
+	{"opencode", {".local/share/opencode", ".config/opencode", NULL}, {NULL}},
+	{"aider", {".aider", NULL}, {NULL}},
+	{"goose", {".config/goose", ".local/share/goose", NULL}, {NULL}},
+	{"amp", {".config/amp", ".local/share/amp", NULL}, {NULL}},
+};
+
+void isd_agent_state_paths(const char *agent, char ***dirs, char ***files)
+{
+	for (size_t i = 0; i < sizeof(agent_state) / sizeof(agent_state[0]); i++) {
+		if (strcmp(agent_state[i].agent, agent))
+			continue;
+		for (size_t k = 0; agent_state[i].dirs[k]; k++)
+			isd_strv_push(dirs, isd_xstrdup(agent_state[i].dirs[k]));
+		for (size_t k = 0; agent_state[i].files[k]; k++)
+			isd_strv_push(files, isd_xstrdup(agent_state[i].files[k]));
+		return;
+	}
+	isd_strv_push(dirs, isd_xasprintf(".%s", agent));
+}
+
+char **isd_profile_dirs(void)
+{
+	const char *config = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	char **dirs = NULL;
+
+	if (config && config[0] == '/')
+		isd_strv_push(&dirs, isd_xasprintf("%s/isd/profiles", config));
+	else if (home && home[0] == '/')
+		isd_strv_push(&dirs, isd_xasprintf("%s/.config/isd/profiles", home));
+	isd_strv_push(&dirs, isd_xstrdup("/etc/isd/profiles"));
+	isd_strv_push(&dirs, isd_xstrdup(ISD_PROFILES_DIR));
+	/* The source tree only counts for a binary that runs from its build
+	 * tree: an installed isd must never read a path left from its build. */
+	if (isd_running_uninstalled())
+		isd_strv_push(&dirs, isd_xstrdup(ISD_SOURCE_PROFILES_DIR));
+	return dirs;
+}
+
+static bool valid_profile_name(const char *name)
+{
+	if (!name[0] || name[0] == '.')
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+			return false;
+	return true;
+}
+
+int isd_profile_find(const char *name, char **path_out)
+{
+	_cleanup_strv_ char **dirs = NULL;
+	_cleanup_free_ char *looked = NULL;
+
+	if (strchr(name, '/')) {
+		if (access(name, R_OK) < 0)
+			return isd_error(-errno, "reading profile %s", name);
+		*path_out = isd_xstrdup(name);
+		return 0;
+	}
+	if (!valid_profile_name(name))
+		return isd_error(0, "--profile '%s': not a profile name (letters, digits, '-', '_', '.'; or a path)", name);
+	dirs = isd_profile_dirs();
+	for (size_t i = 0; dirs[i]; i++) {
+		char *path = isd_xasprintf("%s/%s.conf", dirs[i], name);
+		char *joined;
+
+		if (access(path, R_OK) == 0) {
+			*path_out = path;
+			return 0;
+		}
+		free(path);
+		joined = isd_xasprintf("%s%s%s", looked ? looked : "", looked ? ", " : "", dirs[i]);
+		free(looked);
+		looked = joined;
+	}
+	return isd_error(-ENOENT, "--profile %s: no %s.conf in %s", name, name, looked ? looked : "");
+}
+
+/* The working directory with '/' turned into '-', as the Docker setup
+ * named its project mount points. */
+static char *mangle_path(const char *p)
+{
+	char *m = isd_xstrdup(p);
+
+	for (char *c = m; *c; c++)
+		if (*c == '/')
+			*c = '-';
+	return m;
+}
+
+static int expand_vars(const char *in, const struct isd_profile_vars *vars, const char *where, char **out)
+{
+	size_t cap = strlen(in) + 64, len = 0;
+	char *res = isd_xmalloc(cap);
+
+	for (const char *p = in; *p;) {
+		const char *value = NULL;
+		_cleanup_free_ char *owned = NULL;
+		size_t vlen;
+
+		if (p[0] == '$' && p[1] == '{') {
+			const char *end = strchr(p, '}');
+			_cleanup_free_ char *name = NULL;
+
+			if (!end) {
+				free(res);
+				return isd_error(0, "%s: unterminated ${ in '%s'", where, in);
+			}
+			name = strndup(p + 2, (size_t)(end - p - 2));
+			if (!strcmp(name, "HOME"))
+				value = vars->home;
+			else if (!strcmp(name, "PWD"))
+				value = vars->pwd;
+			else if (!strcmp(name, "USER"))
+				value = vars->user;
+			else if (!strcmp(name, "AGENT"))
+				value = vars->agent;
+			else if (!strcmp(name, "UID"))
+				value = owned = isd_xasprintf("%u", vars->uid);
+			else if (!strcmp(name, "GID"))
+				value = owned = isd_xasprintf("%u", vars->gid);
+			else if (!strcmp(name, "PWD_MANGLED"))
+				value = owned = mangle_path(vars->pwd ? vars->pwd : "/");
+			else {
+				free(res);
+				return isd_error(0, "%s: unknown variable ${%s} (known: HOME PWD PWD_MANGLED UID GID USER AGENT)",
+						 where, name);
+			}
+			if (!value)
+				value = "";
+			p = end + 1;
+		} else {
+			static char one[2];
+			one[0] = *p++;
+			value = one;
+		}
+		vlen = strlen(value);
+		if (len + vlen + 1 > cap) {
+			cap = (len + vlen + 1) * 2;
+			res = isd_xrealloc(res, cap);
+		}
+		memcpy(res + len, value, vlen);
+		len += vlen;
+	}
+	res[len] = '\0';
+	*out = res;
+	return 0;
+}
+
+int isd_profile_parse_text(const char *text, const char *origin_name, const struct isd_profile_vars *vars,
+			   struct isd_args *out, int depth)
+{
+	_cleanup_free_ char *copy = isd_xstrdup(text);
+	char *line = copy, *next;
+	unsigned lineno = 0;
+	int r;
+
+	for (; line; line = next) {
+		_cleanup_free_ char *where = NULL, *opt = NULL, *value = NULL;
+		char *p, *sep;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		where = isd_xasprintf("%s:%u", origin_name, lineno);
+		p = line;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			continue;
+		for (char *e = p + strlen(p); e > p && isspace((unsigned char)e[-1]);)
+			*--e = '\0';
+		if (*p != '-')
+			return isd_error(0, "profile %s: expected an option such as --tmpfs, got '%s'", where, p);
+		/* "--opt value" or "--opt=value": the value is the rest of the
+		 * line, so values may contain spaces. */
+		sep = p + strcspn(p, " \t");
+		if (*sep) {
+			char *v = sep;
+			*v++ = '\0';
+			while (isspace((unsigned char)*v))
+				v++;
+			if (v[0] == '"' && strlen(v) >= 2 && v[strlen(v) - 1] == '"') {
+				v[strlen(v) - 1] = '\0';
+				v++;
+			}
+			r = expand_vars(v, vars, where, &value);
+			if (r < 0)
+				return r;
+		}
+		r = expand_vars(p, vars, where, &opt);
+		if (r < 0)
+			return r;
+		if (!strcmp(opt, "--profile") || !strncmp(opt, "--profile=", 10)) {
+			const char *inc = value ? value : opt + 10;
+			if (!inc[0])
+				return isd_error(0, "profile %s: --profile needs a name", where);
+			r = isd_profile_expand(inc, vars, out, depth + 1);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		{
+			_cleanup_free_ char *origin = isd_xasprintf("profile %s", where);
+			isd_args_push(out, opt, origin);
+			if (value)
+				isd_args_push(out, value, origin);
+		}
+	}
+	return 0;
+}
+
+int isd_profile_expand(const char *name, const struct isd_profile_vars *vars, struct isd_args *out, int depth)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	int r;
+
+	if (depth > MAX_PROFILE_DEPTH)
+		return isd_error(0, "--profile %s: profiles include each other more than %d levels deep", name,
+				 MAX_PROFILE_DEPTH);
+	if (!strcmp(name, "none"))
+		return 0;
+	r = isd_profile_find(name, &path);
+	if (r < 0)
+		return r;
+	r = isd_read_file_at(AT_FDCWD, path, &text, NULL);
+	if (r < 0)
+		return isd_error(r, "reading profile %s", path);
+	return isd_profile_parse_text(text, path, vars, out, depth);
+}
+
+static int profile_list(void)
+{
+	_cleanup_strv_ char **dirs = isd_profile_dirs();
+	_cleanup_strv_ char **seen = NULL;
+
+	for (size_t i = 0; dirs[i]; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			size_t n = strlen(de->d_name);
+			bool dup = false;
+			char *name;
+
+			if (n <= 5 || strcmp(de->d_name + n - 5, ".conf"))
+				continue;
+			name = strndup(de->d_name, n - 5);
+			for (size_t k = 0; seen && seen[k]; k++)
+				dup |= !strcmp(seen[k], name);
+			if (!dup)
+				printf("%-16s %s/%s\n", name, dirs[i], de->d_name);
+			isd_strv_push(&seen, name);
+		}
+		closedir(d);
+	}
+	printf("%-16s (built in: the bare runtime, no profile)\n", "none");
+	return 0;
+}
+
+static int profile_show(const char *name)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+
+	if (isd_profile_find(name, &path) < 0 || isd_read_file_at(AT_FDCWD, path, &text, NULL) < 0) {
+		isd_error_print("profile not found");
+		return ISD_EXIT_FAILURE;
+	}
+	printf("# %s\n%s", path, text);
+	return 0;
+}
+
+/* Edits always happen on the user's own copy; a built-in is copied there
+ * first so that the installed default stays intact. */
+static int profile_edit(const char *name)
+{
+	_cleanup_strv_ char **dirs = isd_profile_dirs();
+	_cleanup_free_ char *user_path = NULL, *src = NULL, *text = NULL;
+	const char *editor = getenv("VISUAL");
+	pid_t pid;
+	int status;
+
+	if (!valid_profile_name(name)) {
+		isd_error(0, "profile edit '%s': not a profile name", name);
+		isd_error_print("");
+		return ISD_EXIT_FAILURE;
+	}
+	user_path = isd_xasprintf("%s/%s.conf", dirs[0], name);
+	if (access(user_path, F_OK) < 0) {
+		if (isd_profile_find(name, &src) == 0 && isd_read_file_at(AT_FDCWD, src, &text, NULL) == 0) {
+			/* copied below */
+		} else {
+			isd_error_clear();
+			text = isd_xasprintf("# isd profile %s: one `isd exec` option per line\n", name);
+		}
+		if (isd_mkdir_p(dirs[0], 0755) < 0 || isd_write_file_at(AT_FDCWD, user_path, text, O_CREAT | O_EXCL, 0644) < 0) {
+			isd_error(-errno, "creating %s", user_path);
+			isd_error_print("");
+			return ISD_EXIT_FAILURE;
+		}
+	}
+	if (!editor || !*editor)
+		editor = getenv("EDITOR");
+	if (!editor || !*editor)
+		editor = "vi";
+	pid = fork();
+	if (pid == 0) {
+		execlp("sh", "sh", "-c", "exec $0 \"$1\"", editor, user_path, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return ISD_EXIT_FAILURE;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : ISD_EXIT_FAILURE;
+}
+
+int isd_profile_main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "list"))
+		return profile_list();
+	if (argc == 3 && !strcmp(argv[1], "show"))
+		return profile_show(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "edit"))
+		return profile_edit(argv[2]);
+	fprintf(stderr, "isd: profile: expected list, show NAME or edit NAME\n");
+	return ISD_EXIT_FAILURE;
+}

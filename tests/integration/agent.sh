@@ -1,0 +1,208 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Profiles, the agent profile and finding the agent's command.
+
+# A fake home with an npm-style agent whose script runs under an
+# interpreter installed nvm-style, neither of them visible in the sandbox.
+make_fake_agent_home() {
+	home_scratch
+	h=$HOME_TMP/home
+	pkg=$h/.npm-global/lib/node_modules/@acme/agent
+	node=$h/.nvm/versions/node/v1
+	mkdir -p "$h/.local/bin" "$pkg/bin" "$pkg/lib" "$node/bin" "$T/proj"
+	printf '#!/usr/bin/env fakenode\nd=${0%%/*}\necho "agent-ran $0 lib=$(cat $d/../lib/data)"\n' >"$pkg/bin/cli.js"
+	echo package-data >"$pkg/lib/data"
+	chmod +x "$pkg/bin/cli.js"
+	printf '#!/bin/sh\nexec /bin/sh "$@"\n' >"$node/bin/fakenode"
+	chmod +x "$node/bin/fakenode"
+	ln -s ../../.npm-global/lib/node_modules/@acme/agent/bin/cli.js "$h/.local/bin/fake-agent"
+	AGENT_PATH=$h/.local/bin:$node/bin:/usr/bin:/bin
+}
+
+json_get() {
+	python3 -c "import json,sys; s=json.load(sys.stdin); print(eval(sys.argv[1]))" "$1"
+}
+
+test_command_resolution() {
+	make_fake_agent_home
+	HOME=$h PATH=$AGENT_PATH run_isd exec --profile none -- fake-agent
+	expect_rc 0 "agent found on the caller's PATH"
+	expect_contains "$out" "agent-ran $pkg/bin/cli.js lib=package-data"
+	HOME=$h PATH=$AGENT_PATH run_isd exec --print-spec --profile none -- fake-agent
+	command -v python3 >/dev/null || return 0
+	printf '%s' "$out" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+pkg, node = sys.argv[1], sys.argv[2]
+m = {x["destination"]: x for x in s["mounts"]}
+assert m[pkg]["readonly"] and m[pkg]["origin"] == "command resolution", m
+assert m[node]["readonly"] and m[node]["origin"] == "command resolution", m
+assert s["command"][0] == pkg + "/bin/cli.js", s["command"]
+assert any(e.startswith("PATH=" + node + "/bin:") for e in s["env"]), s["env"]
+' "$pkg" "$node" || fail "print-spec of a resolved command: $out"
+}
+
+test_command_resolution_too_broad() {
+	mkdir -p "$T/home"
+	cp /bin/true "$T/home/mytool"
+	HOME=$T/home PATH=$T/home:/usr/bin:/bin run_isd exec --profile none -- mytool
+	expect_rc 125 "installation directory = HOME"
+	expect_contains "$err" "found $T/home/mytool"
+	expect_contains "$err" "-v $T/home/mytool:$T/home/mytool:ro"
+	run_isd exec --profile none -- definitely-not-a-command-xyz
+	expect_rc 127 "not found anywhere"
+}
+
+test_profile_precedence() {
+	mkdir -p "$T/config/isd/profiles"
+	cat >"$T/config/isd/profiles/mine.conf" <<'EOF'
+# a comment
+--hostname from-profile
+
+--tmpfs /data:size=1m
+-e FROM_PROFILE=yes
+EOF
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile mine --hostname from-cli --tmpfs /data:size=2m -- sh -c 'hostname; df -k /data | tail -1; echo $FROM_PROFILE'
+	expect_rc 0
+	expect_contains "$out" from-cli "command line after --profile wins"
+	expect_contains "$out" " 2048 " "command-line tmpfs replaces the profile's"
+	expect_contains "$out" yes
+	XDG_CONFIG_HOME=$T/config run_isd exec --hostname from-cli --profile mine -- hostname
+	expect_eq "$out" from-profile "a profile after an option overrides it"
+	XDG_CONFIG_HOME=$T/config run_isd exec --print-spec --profile mine --tmpfs /data:size=2m -- true
+	printf '%s' "$out" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+o = s["origins"]
+assert o["hostname"].startswith("profile ") and o["hostname"].endswith("/mine.conf:2"), o
+m = {x["destination"]: x for x in s["mounts"]}
+assert m["/data"]["origin"] == "command line", m["/data"]
+assert s["profiles"] == ["mine"], s["profiles"]
+' || fail "origins in print-spec: $out"
+}
+
+test_profile_expansion() {
+	mkdir -p "$T/config/isd/profiles" "$T/work/dir"
+	cat >"$T/config/isd/profiles/vars.conf" <<'EOF'
+-e V_HOME=${HOME}
+-e V_PWD=${PWD}
+-e V_MANGLED=${PWD_MANGLED}
+-e V_IDS=${UID}:${GID}
+-e V_USER=${USER}
+-e "V_SPACED=a b"
+EOF
+	(cd "$T/work/dir" && USER=tester XDG_CONFIG_HOME=$T/config "$ISD" exec --profile vars -- env) >"$T/out" 2>&1
+	out=$(cat "$T/out")
+	expect_contains "$out" "V_HOME=$HOME"
+	expect_contains "$out" "V_PWD=$T/work/dir"
+	expect_contains "$out" "V_MANGLED=$(printf '%s' "$T/work/dir" | tr / -)"
+	expect_contains "$out" "V_IDS=$(id -u):$(id -g)"
+	expect_contains "$out" "V_USER=tester"
+	expect_contains "$out" "V_SPACED=a b"
+}
+
+test_profile_errors() {
+	mkdir -p "$T/config/isd/profiles"
+	printf -- '--hostname ok\ntmpfs /x\n' >"$T/config/isd/profiles/bad.conf"
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile bad -- true
+	expect_rc 125 "bad line"
+	expect_contains "$err" "bad.conf:2"
+	printf -- '--hostname ok\n--frobnicate\n' >"$T/config/isd/profiles/unknown.conf"
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile unknown -- true
+	expect_rc 125 "unknown option in a profile"
+	expect_contains "$err" "unknown option '--frobnicate'"
+	expect_contains "$err" "unknown.conf:2"
+	printf -- '--hostname ${NOPE}\n' >"$T/config/isd/profiles/var.conf"
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile var -- true
+	expect_rc 125 "unknown variable"
+	expect_contains "$err" 'var.conf:1: unknown variable ${NOPE}'
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile no-such-profile -- true
+	expect_rc 125 "missing profile"
+	expect_contains "$err" "no-such-profile.conf"
+	printf -- '--profile loop\n' >"$T/config/isd/profiles/loop.conf"
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile loop -- true
+	expect_rc 125 "recursive profile"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "one line: $err"
+}
+
+# The documented table of the agent profile, as --print-spec resolves it.
+test_agent_profile_spec() {
+	make_fake_agent_home
+	(cd "$T/proj" && HOME=$h PATH=$AGENT_PATH ANTHROPIC_API_KEY=sk-test UNRELATED_SECRET=x \
+		"$ISD" exec --print-spec -- omp) >"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	expect_rc 0 "print-spec of the agent profile"
+	printf '%s' "$out" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+home, proj = sys.argv[1], sys.argv[2]
+assert s["profiles"] == ["agent"] and s["agent"] == "omp", (s["profiles"], s.get("agent"))
+m = {x["destination"]: x for x in s["mounts"]}
+G = 1 << 30; M = 1 << 20
+want = {"/tmp": (2*G, True), "/var/tmp": (100*M, False), "/run": (100*M, False),
+        home + "/.cache": (2*G, False), home + "/.config": (100*M, False),
+        home + "/.local/state": (100*M, False), home + "/go": (2*G, True)}
+for d, (size, ex) in want.items():
+    assert m[d]["type"] == "tmpfs" and m[d]["size"] == size and m[d]["exec"] == ex, (d, m[d])
+    assert m[d]["nosuid"] and m[d]["nodev"] and m[d]["origin"].startswith("profile "), m[d]
+assert m[home + "/.omp"]["type"] == "bind" and not m[home + "/.omp"]["readonly"], m
+assert m[proj]["type"] == "bind" and not m[proj]["readonly"] and m[proj]["source"] == proj, m
+assert s["workdir"] == proj
+l = s["limits"]
+assert l["memory"] == 4*G and l["memory_swap"] == 4*G and l["cpu_quota_us"] == 400000 and l["pids_limit"] == 512, l
+assert l["enforcement"] == "best-effort"
+env = dict(e.split("=", 1) for e in s["env"])
+assert env["ANTHROPIC_API_KEY"] == "sk-test" and "UNRELATED_SECRET" not in env and "OPENAI_API_KEY" not in env, env
+assert s["origins"]["env:ANTHROPIC_API_KEY"].startswith("profile "), s["origins"]
+' "$h" "$T/proj" || fail "agent profile: $out"
+	[ -d "$h/.omp" ] || fail "agent state directory not created"
+}
+
+test_agent_profile_refuses_home_as_project() {
+	make_fake_agent_home
+	(cd "$h" && HOME=$h "$ISD" exec --print-spec -- claude) >"$T/out" 2>"$T/err"
+	rc=$?
+	err=$(cat "$T/err")
+	expect_rc 125 "project = HOME"
+	expect_contains "$err" "home directory"
+	(cd "$T/proj" && HOME=$h "$ISD" exec --print-spec -- claude) >"$T/out" 2>"$T/err"
+	grep -q "$h/.claude.json" "$T/out" || fail "claude's state file not bound: $(cat "$T/out")"
+	[ -d "$h/.claude" ] && [ -f "$h/.claude.json" ] || fail "claude state not created"
+}
+
+test_agent_profile_runs() {
+	make_fake_agent_home
+	mkdir -p "$h/.omp"
+	echo state >"$h/.omp/config"
+	(cd "$T/proj" && HOME=$h PATH=$AGENT_PATH "$ISD" exec --profile agent --agent omp -v "$PROBE:/probe:ro" -- \
+		sh -c 'pwd; cat ~/.omp/config; touch ~/.omp/new ./made-inside; /probe write ~/not-allowed; /probe statfs ~/.cache' \
+		) >"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	expect_rc 0 "agent profile run"
+	expect_contains "$out" "$T/proj"
+	expect_contains "$out" state
+	expect_contains "$out" EROFS "the rest of HOME is read-only"
+	expect_contains "$out" "nosuid nodev noexec"
+	[ -f "$h/.omp/new" ] && [ -f "$T/proj/made-inside" ] || fail "state and project writes"
+	# limits are defaults there: at most a note when the host cannot enforce them
+	expect_not_contains "$err" "isd: --memory"
+}
+
+test_profile_command() {
+	run_isd profile list
+	expect_rc 0
+	expect_contains "$out" agent
+	expect_contains "$out" none
+	run_isd profile show agent
+	expect_rc 0
+	expect_contains "$out" "--agent-state"
+	mkdir -p "$T/config"
+	XDG_CONFIG_HOME=$T/config EDITOR=true run_isd profile edit agent
+	expect_rc 0
+	cmp -s "$T/config/isd/profiles/agent.conf" "$ISD_TEST_SRCDIR/profiles/agent.conf" || fail "edit did not copy the built-in"
+	run_isd profile frob
+	expect_rc 125
+}
