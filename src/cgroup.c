@@ -46,9 +46,7 @@ static const char *controller_name(unsigned bit)
 	return "?";
 }
 
-/* ------------------------------------------------------------------ */
-/* Pure logic                                                          */
-/* ------------------------------------------------------------------ */
+/* ---- Pure logic ---- */
 
 uint64_t isd_cgroup_shares_to_weight(uint64_t shares)
 {
@@ -123,10 +121,7 @@ bool isd_limits_requested(const struct isd_limits *l)
 	return isd_cgroup_needed_controllers(l) != 0;
 }
 
-static void add_write(struct isd_cgroup_write *out, int *n, unsigned ctrl, const char *file,
-		      const char *option, bool explicit_request, const char *fmt, ...)
-	__attribute__((format(printf, 7, 8)));
-static void add_write(struct isd_cgroup_write *out, int *n, unsigned ctrl, const char *file,
+__attribute__((format(printf, 7, 8))) static void add_write(struct isd_cgroup_write *out, int *n, unsigned ctrl, const char *file,
 		      const char *option, bool explicit_request, const char *fmt, ...)
 {
 	struct isd_cgroup_write *w = &out[(*n)++];
@@ -326,9 +321,7 @@ int isd_cgroup_find_dir(const char *mountinfo, const char *own_path, char **moun
 	return *dir ? 0 : -ENOENT;
 }
 
-/* ------------------------------------------------------------------ */
-/* Reading a cgroup tree (real or fake)                                */
-/* ------------------------------------------------------------------ */
+/* ---- Reading a cgroup tree (real or fake) ---- */
 
 static unsigned read_controllers(const char *dir, const char *file)
 {
@@ -372,11 +365,7 @@ static bool can_write(const struct isd_cgroup_env *env, const char *dir, const c
 
 	if (env->fake_uid < 0)
 		return faccessat(AT_FDCWD, path, file ? W_OK : W_OK | X_OK, AT_EACCESS) == 0;
-	if (stat(path, &st) < 0)
-		return false;
-	if (env->fake_uid == 0)
-		return true;
-	return st.st_uid == (uid_t)env->fake_uid && (st.st_mode & S_IWUSR);
+	return stat(path, &st) == 0 && st.st_uid == (uid_t)env->fake_uid && (st.st_mode & S_IWUSR);
 }
 
 static bool is_hierarchy_root(const char *dir)
@@ -384,11 +373,6 @@ static bool is_hierarchy_root(const char *dir)
 	_cleanup_free_ char *path = isd_xasprintf("%s/cgroup.type", dir);
 	/* Only the real root cgroup lacks cgroup.type (a cgroupns root has it). */
 	return access(path, F_OK) < 0 && errno == ENOENT;
-}
-
-static unsigned popcount(unsigned m)
-{
-	return (unsigned)__builtin_popcount(m);
 }
 
 int isd_cgroup_plan(const struct isd_cgroup_env *env, unsigned needed, struct isd_cgroup_plan *plan)
@@ -450,7 +434,7 @@ int isd_cgroup_plan(const struct isd_cgroup_env *env, unsigned needed, struct is
 	/* Prefer whichever gives more of what is needed; own on a tie. */
 	if (own.place != ISD_CG_PLACE_NONE &&
 	    (sib.place == ISD_CG_PLACE_NONE ||
-	     popcount(needed & own.available) >= popcount(needed & sib.available)))
+	     __builtin_popcount(needed & own.available) >= __builtin_popcount(needed & sib.available)))
 		*plan = own;
 	else if (sib.place != ISD_CG_PLACE_NONE)
 		*plan = sib;
@@ -466,9 +450,7 @@ int isd_cgroup_plan(const struct isd_cgroup_env *env, unsigned needed, struct is
 	return plan->place == ISD_CG_PLACE_NONE ? -EACCES : 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Async-signal-safe helpers (destroy may run from a SIGTERM path)     */
-/* ------------------------------------------------------------------ */
+/* ---- Async-signal-safe helpers (destroy may run from a SIGTERM path) ---- */
 
 static size_t fmt_uint(char *buf, unsigned long v)
 {
@@ -512,34 +494,34 @@ static void sleep_ms(long ms)
 		;
 }
 
-/* SIGKILL everything listed in cgroup.procs; returns how many were seen. */
+/* SIGKILL everything listed in cgroup.procs; returns how many were seen.
+ * Only whole lines count: a number cut at a read boundary is carried over. */
 static int kill_listed(int dfd)
 {
 	char buf[4096];
 	int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC), seen = 0;
+	size_t have = 0;
 	ssize_t n;
 
 	if (fd < 0)
 		return 0;
-	while ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		for (char *p = buf; *p;) {
+	while ((n = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+		char *p = buf, *end = buf + have + n, *nl;
+
+		while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
 			long pid = 0;
-			char *start = p;
-			while (*p >= '0' && *p <= '9')
-				pid = pid * 10 + (*p++ - '0');
-			/* a number cut at the buffer end is seen again next round */
-			if (p == start || (!*p && n == (ssize_t)sizeof(buf) - 1)) {
-				if (!*p)
-					break;
-				p++;
-				continue;
-			}
-			if (pid > 0) {
+			for (; p < nl && *p >= '0' && *p <= '9'; p++)
+				pid = pid * 10 + (*p - '0');
+			if (pid > 0 && p == nl) {
 				kill((pid_t)pid, SIGKILL);
 				seen++;
 			}
+			p = nl + 1;
 		}
+		have = (size_t)(end - p);
+		memmove(buf, p, have);
+		if (have == sizeof(buf))
+			have = 0; /* no real line is that long */
 	}
 	close(fd);
 	return seen;
@@ -670,9 +652,7 @@ int isd_cgroup_attach(const struct isd_cgroup *cg, pid_t pid)
 	return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* OOM report                                                          */
-/* ------------------------------------------------------------------ */
+/* ---- OOM report ---- */
 
 static uint64_t read_key(int dfd, const char *file, const char *key, bool *found)
 {
@@ -696,8 +676,9 @@ static uint64_t read_key(int dfd, const char *file, const char *key, bool *found
 void isd_cgroup_report_status(const struct isd_cgroup *cg, pid_t payload_pid, const char *payload_comm,
 			      int wait_status)
 {
-	char size[32], who[160];
+	char head[64], who[160];
 	uint64_t kills, limit = cg->memory_max;
+	const char *s, *was;
 	bool found;
 
 	if (cg->dirfd < 0)
@@ -708,22 +689,23 @@ void isd_cgroup_report_status(const struct isd_cgroup *cg, pid_t payload_pid, co
 	if (!limit) {
 		_cleanup_free_ char *text = NULL;
 		if (isd_read_file_at(cg->dirfd, "memory.max", &text, NULL) == 0)
-			limit = strtoull(text, NULL, 10);
+			limit = strtoull(text, NULL, 10); /* "max" gives 0 */
 	}
-	if (limit)
+	if (limit) {
+		char size[32];
 		isd_format_size(limit, size, sizeof(size));
-	else
-		snprintf(size, sizeof(size), "no memory.max");
+		snprintf(head, sizeof(head), "sandbox hit its memory limit (%s)", size);
+	} else {
+		snprintf(head, sizeof(head), "the system ran out of memory");
+	}
 	if (payload_comm && strrchr(payload_comm, '/'))
 		payload_comm = strrchr(payload_comm, '/') + 1; /* what comm would show */
-	if (payload_comm && payload_pid > 0)
-		snprintf(who, sizeof(who), "%s (pid %d)", payload_comm, (int)payload_pid);
-	else if (payload_comm)
-		snprintf(who, sizeof(who), "%s", payload_comm);
-	else if (payload_pid > 0)
-		snprintf(who, sizeof(who), "pid %d", (int)payload_pid);
+	if (payload_pid > 0)
+		snprintf(who, sizeof(who), "%s (pid %d)", payload_comm ? payload_comm : "the payload", (int)payload_pid);
 	else
-		snprintf(who, sizeof(who), "the payload");
+		snprintf(who, sizeof(who), "%s", payload_comm ? payload_comm : "the payload");
+	s = kills == 1 ? "" : "es";
+	was = kills == 1 ? "was" : "were";
 
 	/* memory.events does not name victims; only the payload's own wait
 	 * status tells whether it was one of them (isd's init reports a
@@ -731,16 +713,15 @@ void isd_cgroup_report_status(const struct isd_cgroup *cg, pid_t payload_pid, co
 	if (wait_status != -1 && ((WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL) ||
 				  (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 128 + SIGKILL))) {
 		if (kills == 1)
-			fprintf(stderr, "isd: sandbox hit its memory limit (%s); %s was killed\n", size, who);
+			fprintf(stderr, "isd: %s; %s was killed\n", head, who);
 		else
-			fprintf(stderr, "isd: sandbox hit its memory limit (%s); %s was killed (%" PRIu64
-				" processes killed in all)\n", size, who, kills);
+			fprintf(stderr, "isd: %s; %s was killed (%" PRIu64 " processes in all)\n", head, who, kills);
 	} else if (wait_status != -1) {
-		fprintf(stderr, "isd: sandbox hit its memory limit (%s); %" PRIu64 " process%s inside %s killed, "
-			"not %s itself\n", size, kills, kills == 1 ? "" : "es", kills == 1 ? "was" : "were", who);
+		fprintf(stderr, "isd: %s; %" PRIu64 " process%s inside %s killed, not %s itself\n", head, kills, s,
+			was, who);
 	} else {
-		fprintf(stderr, "isd: sandbox hit its memory limit (%s); %" PRIu64 " process%s in it (payload: %s) "
-			"%s killed\n", size, kills, kills == 1 ? "" : "es", who, kills == 1 ? "was" : "were");
+		fprintf(stderr, "isd: %s; %" PRIu64 " process%s in it (payload: %s) %s killed\n", head, kills, s, who,
+			was);
 	}
 }
 
@@ -749,9 +730,7 @@ void isd_cgroup_report(const struct isd_cgroup *cg, pid_t payload_pid, const cha
 	isd_cgroup_report_status(cg, payload_pid, payload_comm, -1);
 }
 
-/* ------------------------------------------------------------------ */
-/* Garbage collection                                                  */
-/* ------------------------------------------------------------------ */
+/* ---- Garbage collection ---- */
 
 /* "isd-<pid>-<hex>" or "isd-<pid>-<hex>-supervisor": the owner's pid. */
 static pid_t owner_of(const char *name)
@@ -777,7 +756,14 @@ static bool owner_alive(pid_t pid)
 	return kill(pid, 0) == 0 || errno == EPERM;
 }
 
-int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose)
+static bool populated(int dfd)
+{
+	bool found;
+	/* No cgroup.events (v2 has it since 4.5): not a live cgroup, so empty. */
+	return read_key(dfd, "cgroup.events", "populated", &found) != 0 && found;
+}
+
+int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose, bool kill_orphans)
 {
 	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d;
@@ -795,17 +781,24 @@ int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose)
 
 		if (de->d_type != DT_DIR || owner <= 0 || owner_alive(owner))
 			continue;
-		if (dry_run) {
-			printf("would remove %s/%s\n", dir, de->d_name);
+		cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (cfd < 0)
+			continue;
+		/* A dead owner's sandbox normally died with it.  If something
+		 * still runs there, its owner may live in another pid namespace:
+		 * only `isd gc` (kill_orphans) takes that to be an orphan. */
+		if (populated(cfd) && !kill_orphans) {
+			close(cfd);
 			continue;
 		}
-		cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (cfd >= 0) {
-			/* The owner is gone: whatever still runs there is orphaned. */
-			kill_all(cfd);
-			wait_empty(cfd, 2000);
+		if (dry_run) {
+			printf("would remove %s/%s\n", dir, de->d_name);
 			close(cfd);
+			continue;
 		}
+		kill_all(cfd);
+		wait_empty(cfd, 2000);
+		close(cfd);
 		r = rmdir_at(dfd, de->d_name);
 		if (r < 0) {
 			if (verbose)
@@ -819,9 +812,7 @@ int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose)
 	return failures;
 }
 
-/* ------------------------------------------------------------------ */
-/* Host discovery and preparation                                      */
-/* ------------------------------------------------------------------ */
+/* ---- Host discovery and preparation ---- */
 
 struct host {
 	char *mountpoint; /* NULL: no cgroup2 */
@@ -886,14 +877,34 @@ static char *explain(const struct host *h, const struct isd_cgroup_plan *p, cons
 }
 
 #ifdef HAVE_SD_BUS
-/* Ask the user manager for a transient scope with Delegate=yes and move isd
- * into it (what podman and crun do with --cgroup-manager=systemd). */
+struct job_wait {
+	const char *path;
+	char result[32];
+	bool done;
+};
+
+static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct job_wait *w = userdata;
+	const char *path, *unit, *result;
+	uint32_t id;
+
+	if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) >= 0 && w->path && !strcmp(path, w->path)) {
+		snprintf(w->result, sizeof(w->result), "%s", result);
+		w->done = true;
+	}
+	return 0;
+}
+
+/* Ask the user manager for a transient scope with Delegate=yes holding isd
+ * (what podman and crun do with --cgroup-manager=systemd). */
 static int systemd_scope(const char *unit, char *err, size_t errlen)
 {
 	__attribute__((cleanup(sd_bus_flush_close_unrefp))) sd_bus *bus = NULL;
 	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *m = NULL, *reply = NULL;
 	__attribute__((cleanup(sd_bus_error_free))) sd_bus_error error = SD_BUS_ERROR_NULL;
-	_cleanup_free_ char *want = isd_xasprintf("/%s\n", unit);
+	__attribute__((cleanup(sd_bus_slot_unrefp))) sd_bus_slot *slot = NULL;
+	struct job_wait w = {0};
 	long deadline;
 	int r;
 
@@ -905,6 +916,9 @@ static int systemd_scope(const char *unit, char *err, size_t errlen)
 		if ((r = sd_bus_new(&bus)) >= 0 && (r = sd_bus_set_address(bus, addr)) >= 0)
 			r = sd_bus_start(bus);
 	}
+	if (r >= 0)
+		r = sd_bus_match_signal(bus, &slot, NULL, "/org/freedesktop/systemd1",
+					"org.freedesktop.systemd1.Manager", "JobRemoved", on_job_removed, &w);
 	if (r < 0)
 		return snprintf(err, errlen, "cannot reach the user manager: %s", strerror(-r)), r;
 	r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
@@ -919,19 +933,26 @@ static int systemd_scope(const char *unit, char *err, size_t errlen)
 		r = sd_bus_message_append(m, "a(sa(sv))", 0);
 	if (r >= 0)
 		r = sd_bus_call(bus, m, 5 * 1000000ULL, &error, &reply);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "o", &w.path);
 	if (r < 0)
 		return snprintf(err, errlen, "StartTransientUnit %s: %s", unit,
 				error.message ? error.message : strerror(-r)), r;
-	/* The job moves us; wait (bounded) until /proc says so. */
-	deadline = monotonic_ms() + 3000;
-	while (monotonic_ms() < deadline) {
-		_cleanup_free_ char *text = NULL;
-		if (isd_read_file_at(AT_FDCWD, "/proc/self/cgroup", &text, NULL) == 0 && strstr(text, want))
-			return 0;
-		sleep_ms(2);
+	/* The job moves us into the scope; its result says whether it could. */
+	deadline = monotonic_ms() + 5000;
+	while (!w.done && monotonic_ms() < deadline) {
+		r = sd_bus_process(bus, NULL);
+		if (r < 0)
+			break;
+		if (r == 0)
+			sd_bus_wait(bus, 100000);
 	}
-	snprintf(err, errlen, "%s was started but isd did not arrive in it", unit);
-	return -ETIMEDOUT;
+	if (!w.done)
+		return snprintf(err, errlen, "starting %s timed out", unit), -ETIMEDOUT;
+	if (strcmp(w.result, "done"))
+		return snprintf(err, errlen, "starting %s: %s (see journalctl --user -u %s)", unit, w.result, unit),
+		       -EIO;
+	return 0;
 }
 #endif
 
@@ -1019,7 +1040,7 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 		return 0;
 	}
 
-	isd_cgroup_gc_dir(plan.base, false, false);
+	isd_cgroup_gc_dir(plan.base, false, false, false);
 	snprintf(cg->name, sizeof(cg->name), "isd-%d-%08x", (int)getpid(), rnd);
 	cg->parent_fd = open(plan.base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->parent_fd < 0) {
@@ -1143,12 +1164,12 @@ int isd_cgroup_gc_main(int argc, char **argv)
 		host_free(&h);
 		return 0; /* no cgroup v2: isd never creates anything */
 	}
-	failures += isd_cgroup_gc_dir(h.own, dry_run, true);
+	failures += isd_cgroup_gc_dir(h.own, dry_run, true, true);
 	slash = strrchr(h.own, '/');
 	if (strcmp(h.own, h.mountpoint) && slash && slash != h.own) {
 		*slash = '\0';
 		if (strlen(h.own) >= strlen(h.mountpoint))
-			failures += isd_cgroup_gc_dir(h.own, dry_run, true);
+			failures += isd_cgroup_gc_dir(h.own, dry_run, true, true);
 	}
 	host_free(&h);
 	return failures ? ISD_EXIT_FAILURE : 0;

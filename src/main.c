@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "isd/cgroup.h"
 #include "isd/cli.h"
+#include "isd/doctor.h"
 #include "isd/profile.h"
 #include "isd/sandbox.h"
 #include "isd/seccomp.h"
@@ -22,6 +23,7 @@ static void usage(FILE *out)
 	      "Commands:\n"
 	      "  exec [OPTIONS] [--] CMD...   run CMD in a new sandbox (isd exec --help)\n"
 	      "  profile list|show|edit NAME  the option profiles (agent, your own)\n"
+	      "  doctor [--json]              check what this host allows, with fixes\n"
 	      "  seccomp check PROFILE        validate and explain a seccomp profile\n"
 	      "  gc                           remove cgroups left by crashed isd runs\n"
 	      "  version                      print the version\n",
@@ -83,6 +85,8 @@ int main(int argc, char **argv)
 		return cmd_exec(argc - 1, argv + 1);
 	if (!strcmp(cmd, "seccomp"))
 		return isd_seccomp_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "doctor"))
+		return isd_doctor_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "profile"))
 		return isd_profile_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "gc"))
@@ -95,6 +99,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "isd: unknown command '%s' (known: exec, profile, seccomp, gc, version, help)\n", cmd);
+	fprintf(stderr, "isd: unknown command '%s' (known: exec, doctor, profile, seccomp, gc, version, help)\n", cmd);
 	return ISD_EXIT_FAILURE;
 }

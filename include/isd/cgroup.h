@@ -76,11 +76,14 @@ void isd_cgroup_report_status(const struct isd_cgroup *cg, pid_t payload_pid,
  * wait until empty (bounded), rmdir, undo the supervisor leaf.  Async-signal
  * safe and idempotent; a call that interrupts a running one returns at once. */
 void isd_cgroup_destroy(struct isd_cgroup *cg);
-/* `isd gc [--dry-run]`: remove isd-<pid>-* cgroups whose owner is dead. */
+/* `isd gc [--dry-run]`: remove isd-<pid>-* cgroups whose owner is dead,
+ * killing what still runs in them (isd_cgroup_prepare() does the same,
+ * cheaply, for empty ones only). */
 int isd_cgroup_gc_main(int argc, char **argv);
 /* Remove the isd-<pid>-* leftovers of dead owners directly under dir;
- * returns the number that could not be removed. */
-int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose);
+ * populated ones only with kill_orphans (their processes are killed).
+ * Returns the number that could not be removed. */
+int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose, bool kill_orphans);
 
 /* ---- pure logic, exposed for the CLI and unit tests ---- */
 
@@ -93,9 +96,10 @@ enum {
 };
 
 /* Docker/OCI --cpu-shares [2..262144] to cpu.weight [1..10000] with the
- * formula crun (>= 1.23), runc and systemd-aligned engines use now:
- * 10^((L^2 + 125 L)/612 - 7/34), L = log2(shares), so that 1024 -> 100
- * (the old linear 1 + (s-2)*9999/262142 made the default 39).  0 -> 0. */
+ * log-quadratic formula crun (PR #1767) and opencontainers/cgroups (runc)
+ * adopted in 2025: 10^((L^2 + 125 L)/612 - 7/34), L = log2(shares), so that
+ * the defaults map onto each other (1024 -> 100; the old linear
+ * 1 + (s-2)*9999/262142 gave 39).  0 -> 0. */
 uint64_t isd_cgroup_shares_to_weight(uint64_t shares);
 /* Docker --blkio-weight [10..1000] to io.weight [1..10000] (crun's
  * 1 + (w - 10) * 9999 / 990).  0 -> 0. */
@@ -118,7 +122,7 @@ unsigned isd_cgroup_needed_controllers(const struct isd_limits *l);
 void isd_format_size(uint64_t bytes, char *buf, size_t len);
 /* "cpu cpuset" -> mask; unknown names are ignored. */
 unsigned isd_cgroup_parse_controllers(const char *text);
-/* mask -> "cpu memory" (static storage per call site buffer). */
+/* mask -> "cpu memory" (each name after prefix, e.g. "+"); "none" for 0. */
 void isd_cgroup_controllers_string(unsigned mask, char *buf, size_t len, const char *prefix);
 /* /proc/self/cgroup text: the "0::" path (NULL when none, i.e. no cgroup2)
  * and the controllers held by cgroup v1 hierarchies. */
@@ -139,8 +143,8 @@ struct isd_cgroup_env {
 	const char *mountpoint; /* cgroup2 mount point */
 	const char *own;        /* isd's cgroup dir (absolute, under mountpoint) */
 	pid_t self;
-	/* Tests: when >= 0, writability is judged from modes for this uid
-	 * instead of faccessat(AT_EACCESS). */
+	/* Tests: when >= 0, a file is writable when this uid owns it and its
+	 * owner-write bit is set (instead of faccessat(AT_EACCESS)). */
 	int fake_uid;
 };
 struct isd_cgroup_plan {

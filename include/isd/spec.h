@@ -53,7 +53,7 @@ struct isd_limits {
 	uint64_t cpu_weight;         /* cpu.weight 1..10000, 0 = unset */
 	char *cpuset_cpus;           /* cpuset.cpus, NULL = unset */
 	int64_t pids_limit;          /* pids.max, 0 = unset, -1 = max */
-	uint64_t blkio_weight;       /* io.weight 1..10000 (Docker 10..1000 scaled), 0 = unset */
+	uint64_t blkio_weight;       /* Docker's 10..1000; cgroup.c maps it to io.weight; 0 = unset */
 	enum isd_limits_mode mode;
 };
 

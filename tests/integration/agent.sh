@@ -206,3 +206,29 @@ test_profile_command() {
 	run_isd profile frob
 	expect_rc 125
 }
+
+# isd doctor tells what is true on this host, in both forms.
+test_doctor() {
+	run_isd doctor --json
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "doctor exit status $rc: $err"
+	printf '%s' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+rc, fstype = int(sys.argv[1]), sys.argv[2]
+c = {x["check"]: x for x in d["checks"]}
+for name in ("kernel", "user namespaces", "fresh /proc", "seccomp", "cgroup v2 limits"):
+    assert name in c, name
+assert c["user namespaces"]["status"] == "ok", c["user namespaces"]
+assert c["seccomp"]["status"] == "ok", c["seccomp"]
+cg = c["cgroup v2 limits"]
+if fstype != "cgroup2fs":
+    assert cg["status"] == "FAIL" and "v1 or hybrid" in cg["detail"] and cg["fix"], cg
+assert d["agent_profile_ready"] == (rc == 0), (d["agent_profile_ready"], rc)
+assert all(x["status"] in ("ok", "warn", "FAIL") for x in d["checks"])
+' "$rc" "$(stat -f -c %T /sys/fs/cgroup)" || fail "doctor --json: $out"
+	run_isd doctor
+	expect_contains "$out" "user namespaces"
+	expect_contains "$out" "isd exec --profile agent"
+	run_isd doctor --bogus
+	expect_rc 125
+}

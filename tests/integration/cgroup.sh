@@ -119,8 +119,16 @@ test_v1_host_limit_fails_cleanly() {
 		expect_contains "$err" "isd: $1 needs the cgroup v2 \""
 		expect_contains "$err" "; fix: "
 	done
+	# the reason matches what this host shows
+	if [ -z "$(awk '$0 ~ / - cgroup2 / { print $5 }' /proc/self/mountinfo)" ]; then
+		why="but this host has no cgroup v2 hierarchy"
+	elif grep -q ' - cgroup [^ ]* [^ ]*memory' /proc/self/mountinfo; then
+		why="but this host runs it on cgroup v1 (hybrid layout"
+	else
+		why="which this kernel does not offer"
+	fi
 	run_isd exec --memory 512m -- true
-	expect_contains "$err" 'isd: --memory needs the cgroup v2 "memory" controller, but this host runs it on cgroup v1'
+	expect_contains "$err" "isd: --memory needs the cgroup v2 \"memory\" controller, $why"
 }
 
 test_best_effort_warns_and_runs() {
@@ -312,4 +320,32 @@ test_alone_in_delegated_cgroup() {
 	expect_eq "$out" 67108864 "memory.max"
 	expect_eq "$left" "" "children left in $alone"
 	expect_eq "$sub" "" "controllers left enabled in $alone"
+}
+
+# Nothing writable here, but a systemd user manager: isd asks it for a
+# transient scope with Delegate=yes (tests/uml/run.sh boots this case with
+# a real `systemd --user`).  Needs isd built with libsystemd.
+test_systemd_user_scope() {
+	cg_v2_here || skip "no cgroup2 at /sys/fs/cgroup"
+	[ -S "${XDG_RUNTIME_DIR:-/nonexistent}/systemd/private" ] || skip "no systemd user manager here"
+	for b in $(cg_bases); do
+		[ -w "$b" ] && skip "$b is writable: isd would not need systemd here"
+	done
+	run_isd exec --memory 64m --pids-limit 99 -- sh -c 'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max'
+	if [ "$rc" -eq 125 ]; then
+		case $err in
+		*"systemd: "*) ;;
+		*) skip "isd was built without libsystemd: $err" ;;
+		esac
+	fi
+	expect_rc 0 "isd in a systemd scope"
+	expect_eq "$(echo $out)" "67108864 99" "memory.max pids.max"
+	# systemd removes the scope once isd has left
+	i=0
+	while [ -n "$(find /sys/fs/cgroup -name 'isd-*' -type d 2>/dev/null)" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	left=$(find /sys/fs/cgroup -name 'isd-*' -type d 2>/dev/null)
+	expect_eq "$left" "" "cgroups left behind"
 }

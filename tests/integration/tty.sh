@@ -44,8 +44,8 @@ keys() {
 }
 
 test_tty_interactive_shell() {
-	tmux_start "-- sh"
-	wait_for '$ '
+	tmux_start "-e PS1=SBX: -- sh"
+	wait_for SBX:
 	keys 'tty; stty size; echo typed-$((40+2))' Enter
 	wait_for typed-42
 	screen | grep -q '^/dev/pts/0$' || fail "payload is not on the sandbox's pty: $(screen)"
@@ -67,8 +67,8 @@ test_tty_interactive_shell() {
 }
 
 test_tty_restored_after_kill() {
-	tmux_start "-- sh"
-	wait_for '$ '
+	tmux_start "-e PS1=SBX: -- sh"
+	wait_for SBX:
 	keys 'echo ready; kill -9 $$' Enter
 	wait_for SESSION-DONE
 	screen | grep -q 'EXIT=137' || fail "payload killed by SIGKILL: $(screen)"

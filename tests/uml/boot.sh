@@ -40,7 +40,7 @@ start=$(date +%s.%N)
 # Unknown "VAR=value" boot parameters become init's environment.
 timeout -k 10 "$boot_timeout" "$uml" mem="${ISD_UML_MEM:-1G}" rootfstype=hostfs rootflags=/ rw \
 	init="$here/init.sh" con=null con0=fd:0,fd:1 \
-	ISD_UML_OUT="$out" ISD_UML_GUEST="$guest" ISD_UML_UID="${ISD_UML_UID:-1000}" \
+	ISD_UML_OUT="$out" ISD_UML_GUEST="$guest" ISD_UML_UID="${ISD_UML_UID:-1000}" ISD_UML_MODE="${ISD_UML_MODE:-delegated}" \
 	ISD_UML_TIMEOUT=$((boot_timeout - 20)) ISD_UML_ENV="$out/env" \
 	</dev/null >"$out/console.log" 2>&1
 uml_rc=$?

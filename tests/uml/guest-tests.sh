@@ -8,9 +8,12 @@ src=${ISD_TEST_SRCDIR:?}
 res=${ISD_UML_RESULTS:?}
 file=$src/tests/integration/cgroup.sh
 export ISD PROBE="${PROBE:-$ISD}" ISD_TEST_SRCDIR
-echo "# uid $(id -u), cgroup $(cat /proc/self/cgroup), kernel $(uname -r)" >"$res/results"
+echo "# ${ISD_UML_MODE:-delegated}: uid $(id -u), cgroup $(cat /proc/self/cgroup), kernel $(uname -r)" >"$res/results"
 pass=0 fail=0 skipped=0 n=0
-for t in $(sed -n 's/^\(test_[a-z0-9_]*\)().*/\1/p' "$file"); do
+# ISD_UML_TESTS: only these (comma-separated), else all
+tests=$(echo "${ISD_UML_TESTS:-}" | tr , ' ')
+[ -n "$tests" ] || tests=$(sed -n 's/^\(test_[a-z0-9_]*\)().*/\1/p' "$file")
+for t in $tests; do
 	n=$((n + 1))
 	timeout -k 5 "${ISD_TEST_TIMEOUT:-60}" sh "$src/tests/integration/run.sh" "$file" "$t" >"$res/$t.log" 2>&1
 	rc=$?
@@ -32,4 +35,4 @@ for t in $(sed -n 's/^\(test_[a-z0-9_]*\)().*/\1/p' "$file"); do
 done
 echo "1..$n" >>"$res/results"
 echo "# $pass passed, $fail failed, $skipped skipped" >>"$res/results"
-[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+[ "$fail" -eq 0 ]

@@ -8,7 +8,10 @@
 #   cpuset deliberately not delegated), app.slice inside it made by "the
 #   user manager", and a leaf app.slice/tests.scope holding the runner,
 # then runs the guest script as that user and powers off.
-# The boot line passes ISD_UML_OUT, ISD_UML_GUEST, ISD_UML_UID,
+# ISD_UML_MODE=systemd-user instead starts a real `systemd --user` in
+# user@$UID.service and runs the guest in a root-owned session-1.scope, as
+# logind does for an ssh login (nothing writable: isd must ask systemd).
+# The boot line passes ISD_UML_OUT, ISD_UML_GUEST, ISD_UML_UID, ISD_UML_MODE,
 # ISD_UML_TIMEOUT and ISD_UML_ENV (a file of VAR=value lines) as environment.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
@@ -47,17 +50,49 @@ done
 # shellcheck disable=SC2086
 {
 	echo "$(plus $all)" >$cg/cgroup.subtree_control &&
-		mkdir -p "$svc/app.slice/tests.scope" &&
+		mkdir -p "$svc" &&
 		echo "$(plus $all)" >"$slice/cgroup.subtree_control" &&
 		echo "$(plus $delegated)" >"$user/cgroup.subtree_control" &&
 		# systemd's delegation: the directory and these three files
-		chown "$uid:$uid" "$svc" "$svc/cgroup.procs" "$svc/cgroup.subtree_control" "$svc/cgroup.threads" &&
-		# what the user manager then makes inside (owned by the user)
-		echo "$(plus $delegated)" >"$svc/cgroup.subtree_control" &&
-		echo "$(plus $delegated)" >"$svc/app.slice/cgroup.subtree_control" &&
-		chown -R "$uid:$uid" "$svc/app.slice"
+		chown "$uid:$uid" "$svc" "$svc/cgroup.procs" "$svc/cgroup.subtree_control" "$svc/cgroup.threads"
 } || { say "delegation setup failed"; exit 1; }
 say "delegated $svc to uid $uid:$delegated"
+extra_env=
+if [ "${ISD_UML_MODE:-delegated}" = systemd-user ]; then
+	run=/run/user/$uid
+	# /run/systemd/system is how sd_booted() recognises a systemd host
+	mkdir -p "$run" /run/systemd/system && chown "$uid:$uid" "$run" && chmod 700 "$run"
+	sh -c 'echo $$ >"$1/cgroup.procs" && exec setpriv --reuid="$2" --regid="$2" --clear-groups \
+		env -i PATH=/usr/bin:/bin HOME=/tmp XDG_RUNTIME_DIR="$3" /lib/systemd/systemd --user' \
+		sh "$svc" "$uid" "$run" >/tmp/guest/systemd-user.log 2>&1 &
+	i=0
+	while [ ! -S "$run/systemd/private" ] && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	[ -S "$run/systemd/private" ] || { say "systemd --user did not start"; exit 1; }
+	# A root-owned leaf the user cannot write, nor its parent.  Not
+	# session-N.scope next to user@.service as after an ssh login: from
+	# there only the system manager may move a process into the user's
+	# scope (systemd --user asks it over the system bus), and there is no
+	# system manager in here.
+	i=0
+	while [ ! -d "$svc/app.slice" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	leaf=$svc/app.slice/locked.slice/session.scope
+	mkdir -p "$leaf" || { say "no app.slice from systemd --user"; exit 1; }
+	extra_env="XDG_RUNTIME_DIR=$run"
+	say "systemd --user runs; guest in root-owned $leaf"
+else
+	# what the user manager makes inside its subtree (owned by the user)
+	leaf=$svc/app.slice/tests.scope
+	mkdir -p "$leaf" && chown -R "$uid:$uid" "$svc/app.slice" &&
+		echo "$(plus $delegated)" >"$svc/cgroup.subtree_control" &&
+		echo "$(plus $delegated)" >"$svc/app.slice/cgroup.subtree_control" ||
+		{ say "user tree setup failed"; exit 1; }
+fi
 
 env_file=${ISD_UML_ENV:-/dev/null}
 # Root moves the runner into its leaf (as systemd does for the user
@@ -66,8 +101,8 @@ timeout -k 5 "$guest_timeout" sh -c '
 	echo $$ >"$1/cgroup.procs" || exit 99
 	exec setpriv --reuid="$2" --regid="$2" --clear-groups \
 		env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp TMPDIR=/tmp USER=test LANG=C.UTF-8 \
-		ISD_UML_RESULTS=/tmp/guest $(cat "$3") sh "$4"
-' sh "$svc/app.slice/tests.scope" "$uid" "$env_file" "${ISD_UML_GUEST:?}" >/tmp/guest/guest.log 2>&1
+		ISD_UML_RESULTS=/tmp/guest $5 $(cat "$3") sh "$4"
+' sh "$leaf" "$uid" "$env_file" "${ISD_UML_GUEST:?}" "$extra_env" >/tmp/guest/guest.log 2>&1
 rc=$?
 say "guest exited with $rc"
 cp -r /tmp/guest/. "$out/" 2>/dev/null

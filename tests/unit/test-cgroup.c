@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Pure logic of src/cgroup.c, plus the placement decision, gc and destroy
  * over a fake cgroup tree in a temporary directory. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "isd/cgroup.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -250,6 +255,9 @@ static void test_proc_parsing(void)
 
 static char tmpl[] = "/tmp/test-cgroup.XXXXXX";
 static int test_uid;
+/* Real root gives "ours" to uid 1000 by chown; elsewhere (unprivileged, or
+ * root of a user namespace without uid 1000) the owner-write bit decides. */
+static bool use_chown;
 static char *readonly_dirs[32];
 static size_t n_readonly_dirs;
 
@@ -263,7 +271,7 @@ static void put(const char *rel, const char *content, bool ours)
 		exit(2);
 	}
 	close(fd);
-	if (getuid() == 0)
+	if (use_chown)
 		(void)!chown(path, ours ? (uid_t)test_uid : 0, 0);
 	else
 		chmod(path, ours ? 0644 : 0444);
@@ -292,7 +300,7 @@ static void cg(const char *rel, const char *controllers, const char *subtree, co
 		free(f);
 	}
 	/* Not root: modes stand for ownership; applied once the tree is built. */
-	if (getuid() == 0) {
+	if (use_chown) {
 		(void)!chown(path, ours ? (uid_t)test_uid : 0, 0);
 		free(path);
 	} else if (!ours) {
@@ -323,12 +331,20 @@ static void test_plan(void)
 	struct isd_cgroup_plan p;
 	char *want;
 
-	test_uid = getuid() == 0 ? 1000 : (int)getuid();
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");
 		exit(2);
 	}
 	chmod(tmpl, 0755);
+	use_chown = getuid() == 0 && chown(tmpl, 1000, 0) == 0;
+	if (use_chown) {
+		test_uid = 1000;
+		(void)!chown(tmpl, 0, 0);
+	} else {
+		struct stat st;
+		stat(tmpl, &st);
+		test_uid = (int)st.st_uid;
+	}
 	/* A systemd host: user@1000.service is delegated (cpu memory pids). */
 	cg("", "cpuset cpu io memory pids\n", "cpuset cpu io memory pids\n", "1\n", false, true);
 	cg("user.slice", "cpuset cpu io memory pids\n", "cpu memory pids\n", "", false, false);
@@ -346,6 +362,7 @@ static void test_plan(void)
 	cg("deleg/leaf", "memory\n", "", "999\n", true, false);
 	cg("busy", "cpu memory pids\n", "", "123\n", true, false);
 	cg("busy/leaf", "", "", "999\n5\n", true, false);
+	cg("rootcase", "memory pids\n", "", "1\n999\n", true, true);
 	{
 		char *gc = isd_xasprintf("%s/gc", tmpl);
 		mkdir(gc, 0755);
@@ -397,13 +414,15 @@ static void test_plan(void)
 static void test_root_child(void)
 {
 	struct isd_cgroup_plan p;
-	char *t = isd_xasprintf("%s/cgroup.type", tmpl);
-	struct isd_cgroup_env env = {.mountpoint = tmpl, .own = tmpl, .self = 999, .fake_uid = 0};
+	char *root = isd_xasprintf("%s/rootcase", tmpl), *t = isd_xasprintf("%s/cgroup.type", root);
+	struct isd_cgroup_env env = {.mountpoint = root, .own = root, .self = 999, .fake_uid = test_uid};
 
 	CHECK(access(t, F_OK) < 0); /* root: no cgroup.type */
 	CHECK(isd_cgroup_plan(&env, ISD_CG_MEMORY, &p) == 0);
 	CHECK(p.place == ISD_CG_PLACE_CHILD);
-	CHECK(p.to_enable == 0);
+	CHECK(p.available == (ISD_CG_MEMORY | ISD_CG_PIDS) && p.to_enable == ISD_CG_MEMORY);
+	CHECK_STR(p.base, root);
+	free(root);
 	free(t);
 }
 
@@ -431,7 +450,7 @@ static void test_gc_destroy_report(void)
 	x = isd_xasprintf("%s/isd-%d-zz", d, (int)dead); /* not ours: kept */
 	mkdir(x, 0755);
 	free(x);
-	CHECK(isd_cgroup_gc_dir(d, false, false) == 0);
+	CHECK(isd_cgroup_gc_dir(d, false, false, false) == 0);
 	x = isd_xasprintf("%s/isd-%d-0badc0de", d, (int)dead);
 	CHECK(access(x, F_OK) < 0);
 	free(x);
@@ -443,6 +462,24 @@ static void test_gc_destroy_report(void)
 	free(x);
 	x = isd_xasprintf("%s/isd-%d-zz", d, (int)dead);
 	CHECK(access(x, F_OK) == 0);
+	free(x);
+
+	/* populated leftovers: kept by the cheap gc, only `isd gc` takes them */
+	x = isd_xasprintf("%s/isd-%d-feed", d, (int)dead);
+	mkdir(x, 0755);
+	{
+		char *ev = isd_xasprintf("%s/cgroup.events", x);
+		int fd = open(ev, O_WRONLY | O_CREAT, 0644);
+		CHECK(fd >= 0 && write(fd, "populated 1\nfrozen 0\n", 22) == 22);
+		close(fd);
+		CHECK(isd_cgroup_gc_dir(d, false, false, false) == 0);
+		CHECK(access(x, F_OK) == 0);
+		CHECK(isd_cgroup_gc_dir(d, true, false, true) == 0); /* dry run */
+		CHECK(access(x, F_OK) == 0);
+		unlink(ev);
+		free(ev);
+	}
+	rmdir(x);
 	free(x);
 
 	/* destroy: removes the dir, twice is harmless */
@@ -495,6 +532,87 @@ static void test_gc_destroy_report(void)
 	free(d);
 }
 
+/* Without cgroup.kill, destroy SIGKILLs what cgroup.procs lists; a pid cut
+ * by a read boundary must be read whole, not as two wrong pids.  Runs as
+ * pid 1 of a new pid namespace, so that even a broken reader can only hit
+ * pids of that namespace. */
+static int killcase_in_pidns(void)
+{
+	char d[] = "/tmp/test-cgroup-kill.XXXXXX", *f, pidbuf[16];
+	pid_t kids[3];
+	struct isd_cgroup c;
+	int fd, status, bad = 0;
+
+	/* Five-digit pids, so that the 4096-byte boundary can cut one. */
+	fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+	if (fd < 0 || write(fd, "12344", 5) != 5)
+		return 77;
+	close(fd);
+	if (!mkdtemp(d))
+		return 2;
+	f = isd_xasprintf("%s/cgroup.procs", d);
+	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return 2;
+	for (int i = 0; i < 3; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			pause();
+			_exit(0);
+		}
+	}
+	/* "0" lines (never killed) up to 4 bytes before the boundary */
+	for (size_t used = 0; used + 2 <= 4096 - 4; used += 2)
+		bad |= write(fd, "0\n", 2) != 2;
+	for (int i = 0; i < 3; i++) {
+		snprintf(pidbuf, sizeof(pidbuf), "%d\n", (int)kids[i]);
+		bad |= write(fd, pidbuf, strlen(pidbuf)) != (ssize_t)strlen(pidbuf);
+	}
+	close(fd);
+	isd_cgroup_init(&c);
+	c.dirfd = open(d, O_RDONLY | O_DIRECTORY);
+	isd_cgroup_destroy(&c);
+	for (int i = 0; i < 3; i++) {
+		/* never hang: whatever destroy missed dies here, and counts */
+		status = 0;
+		if (waitpid(kids[i], &status, WNOHANG) != kids[i]) {
+			kill(kids[i], SIGTERM);
+			waitpid(kids[i], &status, 0);
+		}
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+			fprintf(stderr, "pid %d (line %d of cgroup.procs) not killed\n", (int)kids[i], 2047 + i);
+			bad = 1;
+		}
+	}
+	unlink(f);
+	rmdir(d);
+	free(f);
+	return bad;
+}
+
+static void test_destroy_kills_listed(void)
+{
+	pid_t helper = fork();
+	int status = 0;
+
+	if (helper == 0) {
+		pid_t init;
+		if (unshare(CLONE_NEWUSER | CLONE_NEWPID) < 0)
+			_exit(77);
+		init = fork();
+		if (init == 0)
+			_exit(killcase_in_pidns());
+		waitpid(init, &status, 0);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 3);
+	}
+	waitpid(helper, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		printf("test-cgroup: skipped the cut-pid test (no user/pid namespace here)\n");
+		return;
+	}
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void test_prepare_noop(void)
 {
 	struct isd_limits l = limits0();
@@ -520,8 +638,11 @@ int main(void)
 	test_plan();
 	test_root_child();
 	test_gc_destroy_report();
+	test_destroy_kills_listed();
 	test_prepare_noop();
 	seal_tree(false);
+	for (size_t i = 0; i < n_readonly_dirs; i++)
+		free(readonly_dirs[i]);
 	{
 		char *cmd = isd_xasprintf("rm -rf '%s'", tmpl);
 		(void)!system(cmd);

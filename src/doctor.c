@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * `isd doctor`: what this host allows, tried for real where that is cheap
+ * (a user namespace, a fresh procfs, overlayfs are created in a throw-away
+ * child), with a fix for each problem.  Exit status 0 only when
+ * `isd exec --profile agent` can work fully here.
+ */
+#define _GNU_SOURCE
+#include "isd/doctor.h"
+#include "isd/seccomp.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <pwd.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+enum level { OK, WARN, FAIL };
+
+struct check {
+	const char *name;
+	enum level level;
+	char detail[512];
+	char fix[512];
+	bool needed_by_agent; /* a failure here means the agent profile cannot fully work */
+};
+
+struct report {
+	struct check checks[24];
+	size_t n;
+};
+
+static struct check *add(struct report *r, const char *name, bool needed)
+{
+	struct check *c = &r->checks[r->n++];
+
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->needed_by_agent = needed;
+	return c;
+}
+
+__attribute__((format(printf, 3, 4))) static void set(struct check *c, enum level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->level = level;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+}
+
+static long read_long(const char *path, long fallback)
+{
+	_cleanup_free_ char *text = NULL;
+	return isd_read_file_at(AT_FDCWD, path, &text, NULL) == 0 ? strtol(text, NULL, 10) : fallback;
+}
+
+/* Runs fn in a child in new namespaces; its exit code is the answer (0 ok,
+ * otherwise an errno). */
+static int try_in_child(unsigned long flags, int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		uid_t uid = getuid();
+		gid_t gid = getgid();
+		char map[64];
+
+		if (unshare((int)flags) < 0)
+			_exit(errno);
+		if (flags & CLONE_NEWUSER) {
+			snprintf(map, sizeof(map), "%u %u 1", uid, uid);
+			if (isd_write_file_at(AT_FDCWD, "/proc/self/setgroups", "deny", 0, 0) < 0 && errno != ENOENT)
+				_exit(errno);
+			if (isd_write_file_at(AT_FDCWD, "/proc/self/uid_map", map, 0, 0) < 0)
+				_exit(errno);
+			snprintf(map, sizeof(map), "%u %u 1", gid, gid);
+			if (isd_write_file_at(AT_FDCWD, "/proc/self/gid_map", map, 0, 0) < 0)
+				_exit(errno);
+		}
+		if (flags & CLONE_NEWPID) {
+			/* procfs shows the namespace of the mounting task's
+			 * children: mount from inside. */
+			pid_t inner = fork();
+			if (inner < 0)
+				_exit(errno);
+			if (inner > 0) {
+				int st;
+				waitpid(inner, &st, 0);
+				_exit(WIFEXITED(st) ? WEXITSTATUS(st) : EIO);
+			}
+		}
+		_exit(fn ? fn(arg) : 0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+}
+
+static int mount_tmpfs(void *arg)
+{
+	(void)arg;
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 || mount("none", "/tmp", "tmpfs", 0, NULL) < 0)
+		return errno;
+	return 0;
+}
+
+static int mount_proc(void *arg)
+{
+	(void)arg;
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 || mount("proc", "/proc", "proc", 0, NULL) < 0)
+		return errno;
+	return 0;
+}
+
+static int mount_overlay(void *arg)
+{
+	char dir[] = "/tmp/isd-doctor-XXXXXX", opts[256];
+
+	(void)arg;
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 || mount("none", "/tmp", "tmpfs", 0, NULL) < 0)
+		return errno;
+	if (!mkdtemp(dir))
+		return errno;
+	snprintf(opts, sizeof(opts), "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w", dir, dir, dir);
+	for (const char *sub = "luwm"; *sub; sub++) {
+		char p[300];
+		snprintf(p, sizeof(p), "%s/%c", dir, *sub);
+		if (mkdir(p, 0700) < 0)
+			return errno;
+	}
+	{
+		char target[300];
+		snprintf(target, sizeof(target), "%s/m", dir);
+		if (mount("overlay", target, "overlay", 0, opts) < 0)
+			return errno;
+	}
+	return 0;
+}
+
+static void check_userns(struct report *r)
+{
+	struct check *c = add(r, "user namespaces", true);
+	long max = read_long("/proc/sys/user/max_user_namespaces", -1);
+	long deb = read_long("/proc/sys/kernel/unprivileged_userns_clone", -1);
+	long apparmor = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", -1);
+	int e = try_in_child(CLONE_NEWUSER | CLONE_NEWNS, mount_tmpfs, NULL);
+
+	if (e == 0) {
+		set(c, OK, "an unprivileged user + mount namespace works (max %ld)", max);
+		return;
+	}
+	set(c, FAIL, "creating a user namespace and mounting in it failed: %s", strerror(e));
+	if (max == 0)
+		snprintf(c->fix, sizeof(c->fix), "sysctl -w user.max_user_namespaces=15000 (and in /etc/sysctl.d/)");
+	else if (deb == 0)
+		snprintf(c->fix, sizeof(c->fix), "sysctl -w kernel.unprivileged_userns_clone=1 (Debian)");
+	else if (apparmor == 1)
+		snprintf(c->fix, sizeof(c->fix),
+			 "Ubuntu restricts user namespaces: install packaging/apparmor/isd to /etc/apparmor.d/isd and run apparmor_parser -r /etc/apparmor.d/isd");
+	else
+		snprintf(c->fix, sizeof(c->fix), "isd may run inside a container whose seccomp profile forbids namespaces");
+}
+
+static void check_apparmor(struct report *r)
+{
+	long restrict_ns = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", -1);
+	struct check *c;
+	_cleanup_free_ char *profiles = NULL;
+
+	if (restrict_ns < 0)
+		return;
+	c = add(r, "AppArmor userns restriction", false);
+	if (restrict_ns == 0) {
+		set(c, OK, "kernel.apparmor_restrict_unprivileged_userns=0");
+		return;
+	}
+	if (isd_read_file_at(AT_FDCWD, "/sys/kernel/security/apparmor/profiles", &profiles, NULL) == 0 &&
+	    strstr(profiles, "isd "))
+		set(c, OK, "restricted, and an AppArmor profile for isd is loaded");
+	else {
+		set(c, WARN, "restricted, and no AppArmor profile for isd is loaded");
+		snprintf(c->fix, sizeof(c->fix), "install packaging/apparmor/isd to /etc/apparmor.d/isd; apparmor_parser -r /etc/apparmor.d/isd");
+	}
+}
+
+static void check_kernel(struct report *r)
+{
+	struct check *c = add(r, "kernel", true);
+	struct utsname u;
+	struct mount_attr attr = {0};
+
+	uname(&u);
+	/* mount_setattr with a bad fd: EBADF means the call exists. */
+	if (isd_mount_setattr(-1, "", AT_EMPTY_PATH, &attr) < 0 && errno == ENOSYS) {
+		set(c, FAIL, "Linux %s lacks mount_setattr (needs 5.12 or newer)", u.release);
+		snprintf(c->fix, sizeof(c->fix), "upgrade the kernel to 5.12 or newer");
+	} else {
+		set(c, OK, "Linux %s (new mount API, openat2, clone3)", u.release);
+	}
+}
+
+static void check_proc(struct report *r)
+{
+	struct check *c = add(r, "fresh /proc", true);
+	int e = try_in_child(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID, mount_proc, NULL);
+
+	if (e == 0) {
+		set(c, OK, "a new pid namespace can mount its own procfs");
+	} else {
+		set(c, FAIL, "mounting procfs in a new pid namespace failed: %s (masked /proc of an outer container?)", strerror(e));
+		snprintf(c->fix, sizeof(c->fix), "run the outer container with an unmasked /proc (--security-opt systempaths=unconfined), or use isd exec --pid=host");
+	}
+}
+
+static void check_seccomp(struct report *r)
+{
+	struct check *c = add(r, "seccomp", true);
+	struct isd_seccomp_program prog = {0};
+	const struct scmp_version *v = seccomp_version();
+
+	if (isd_seccomp_prepare("default", &prog) < 0) {
+		set(c, FAIL, "the default profile does not load: %s", isd_error_message());
+		snprintf(c->fix, sizeof(c->fix), "reinstall isd (its seccomp-profiles directory is missing or damaged)");
+		isd_error_clear();
+		return;
+	}
+	set(c, OK, "default profile ready (%u instructions%s), libseccomp %u.%u.%u", prog.len,
+	    prog.from_cache ? ", cached" : "", v->major, v->minor, v->micro);
+	isd_seccomp_program_free(&prog);
+}
+
+static void check_landlock(struct report *r)
+{
+	struct check *c = add(r, "Landlock", false);
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+
+	if (abi > 0)
+		set(c, OK, "ABI version %ld available", abi);
+	else
+		set(c, WARN, "not available (%s); isd does not need it", strerror(errno));
+}
+
+/* The cgroup the caller is in, on the unified hierarchy. */
+static char *own_cgroup(void)
+{
+	_cleanup_free_ char *text = NULL;
+	char *line;
+
+	if (isd_read_file_at(AT_FDCWD, "/proc/self/cgroup", &text, NULL) < 0)
+		return NULL;
+	for (line = text; line && *line;) {
+		char *next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!strncmp(line, "0::", 3))
+			return isd_xstrdup(line + 3);
+		line = next;
+	}
+	return NULL;
+}
+
+static void check_cgroup(struct report *r)
+{
+	struct check *c = add(r, "cgroup v2 limits", true);
+	struct statfs fs;
+	_cleanup_free_ char *cg = own_cgroup(), *controllers = NULL, *parent_ctl = NULL, *dir = NULL;
+
+	if (statfs("/sys/fs/cgroup", &fs) < 0 || (unsigned long)fs.f_type != CGROUP2_SUPER_MAGIC) {
+		set(c, FAIL, "/sys/fs/cgroup is not cgroup v2 (v1 or hybrid layout): --memory, --cpus, --pids-limit cannot be enforced");
+		snprintf(c->fix, sizeof(c->fix), "boot with systemd.unified_cgroup_hierarchy=1 (the default on current distributions)");
+		return;
+	}
+	if (!cg) {
+		set(c, FAIL, "cannot tell which cgroup isd runs in");
+		return;
+	}
+	dir = isd_xasprintf("/sys/fs/cgroup%s", cg);
+	{
+		_cleanup_free_ char *parent = isd_xstrdup(dir);
+		char *slash = strrchr(parent, '/');
+		if (slash && slash != parent)
+			*slash = '\0';
+		/* isd puts a sandbox beside or below its own cgroup; either must
+		 * be ours and offer the controllers. */
+		bool own_writable = access(dir, W_OK) == 0;
+		bool parent_writable = access(parent, W_OK) == 0;
+		_cleanup_free_ char *ctl_path = isd_xasprintf("%s/cgroup.controllers", own_writable ? dir : parent);
+		isd_read_file_at(AT_FDCWD, ctl_path, &controllers, NULL);
+		if (!own_writable && !parent_writable) {
+			set(c, FAIL, "cgroup %s is not delegated to you", cg);
+			snprintf(c->fix, sizeof(c->fix), "run isd from a systemd user session, or: systemd-run --user --scope -p Delegate=yes isd exec ...");
+			return;
+		}
+	}
+	if (controllers) {
+		size_t n = strlen(controllers);
+		while (n && (controllers[n - 1] == '\n' || controllers[n - 1] == ' '))
+			controllers[--n] = '\0';
+	}
+	{
+		static const char *const need[] = {"memory", "cpu", "pids"};
+		char missing[64] = "";
+		for (size_t i = 0; i < 3; i++) {
+			char word[16];
+			snprintf(word, sizeof(word), "%s", need[i]);
+			if (!controllers || !strstr(controllers, word))
+				snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
+					 missing[0] ? " " : "", need[i]);
+		}
+		if (missing[0]) {
+			set(c, FAIL, "delegated, but without the %s controller(s) (available: %s)", missing,
+			    controllers && controllers[0] ? controllers : "none");
+			snprintf(c->fix, sizeof(c->fix),
+				 "systemd drop-in /etc/systemd/system/user@.service.d/delegate.conf: [Service] Delegate=cpu cpuset io memory pids; then systemctl daemon-reload and log in again");
+		} else {
+			set(c, OK, "delegated, controllers: %s", controllers);
+		}
+	}
+	(void)parent_ctl;
+}
+
+static bool in_path(const char *prog, char *found, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		const char *end = strchrnul(p, ':');
+		snprintf(found, size, "%.*s/%s", (int)(end - p), p, prog);
+		if (access(found, X_OK) == 0)
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static void check_idmap(struct report *r)
+{
+	struct check *c = add(r, "subordinate ids", false);
+	struct passwd *pw = getpwuid(getuid());
+	char path[512];
+	bool newuidmap = in_path("newuidmap", path, sizeof(path)) && in_path("newgidmap", path, sizeof(path));
+	_cleanup_free_ char *subuid = NULL;
+	bool has_range = false;
+
+	if (pw && isd_read_file_at(AT_FDCWD, "/etc/subuid", &subuid, NULL) == 0) {
+		char prefix[300], idprefix[32];
+		snprintf(prefix, sizeof(prefix), "\n%s:", pw->pw_name);
+		snprintf(idprefix, sizeof(idprefix), "\n%u:", getuid());
+		_cleanup_free_ char *text = isd_xasprintf("\n%s", subuid);
+		has_range = strstr(text, prefix) || strstr(text, idprefix);
+	}
+	if (newuidmap && has_range)
+		set(c, OK, "newuidmap/newgidmap installed and /etc/subuid has a range for %s", pw ? pw->pw_name : "you");
+	else {
+		set(c, WARN, "%s%s (needed by isd build for package installs)", newuidmap ? "" : "newuidmap/newgidmap missing; ",
+		    has_range ? "" : "no /etc/subuid range for you");
+		snprintf(c->fix, sizeof(c->fix), "%s%s", newuidmap ? "" : "install uidmap (Debian) / shadow-utils (Fedora); ",
+			 has_range ? "" : "sudo usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $USER");
+	}
+}
+
+static void check_network_helpers(struct report *r)
+{
+	struct check *c = add(r, "--network private", false);
+	char path[512];
+
+	if (in_path("pasta", path, sizeof(path)))
+		set(c, OK, "pasta at %s", path);
+	else if (in_path("slirp4netns", path, sizeof(path)))
+		set(c, OK, "slirp4netns at %s", path);
+	else {
+		set(c, WARN, "neither pasta nor slirp4netns installed (netless and none work without them)");
+		snprintf(c->fix, sizeof(c->fix), "install passt (pasta) or slirp4netns");
+	}
+}
+
+static void check_overlay(struct report *r)
+{
+	struct check *c = add(r, "overlayfs in a user namespace", false);
+	int e = try_in_child(CLONE_NEWUSER | CLONE_NEWNS, mount_overlay, NULL);
+
+	if (e == 0)
+		set(c, OK, "available");
+	else
+		set(c, WARN, "not available (%s); isd does not need it", strerror(e));
+}
+
+static void check_images(struct report *r)
+{
+	struct check *c = add(r, "image store", false);
+	const char *data = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	_cleanup_free_ char *dir = data && data[0] == '/' ? isd_xasprintf("%s/isd/images", data)
+							  : isd_xasprintf("%s/.local/share/isd/images", home ? home : "");
+	struct stat st;
+
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		set(c, OK, "%s", dir);
+	else
+		set(c, OK, "%s does not exist yet; the built-in image 'host' needs none", dir);
+}
+
+static const char *level_name(enum level l)
+{
+	return l == OK ? "ok" : l == WARN ? "warn" : "FAIL";
+}
+
+int isd_doctor_main(int argc, char **argv)
+{
+	struct report r = {.n = 0};
+	bool json = argc > 1 && !strcmp(argv[1], "--json");
+	bool agent_ok = true;
+
+	if (argc > 1 && !json) {
+		fprintf(stderr, "isd: doctor: unknown argument '%s' (known: --json)\n", argv[1]);
+		return ISD_EXIT_FAILURE;
+	}
+	check_kernel(&r);
+	check_userns(&r);
+	check_apparmor(&r);
+	check_proc(&r);
+	check_seccomp(&r);
+	check_cgroup(&r);
+	check_landlock(&r);
+	check_idmap(&r);
+	check_network_helpers(&r);
+	check_overlay(&r);
+	check_images(&r);
+	for (size_t i = 0; i < r.n; i++)
+		if (r.checks[i].needed_by_agent && r.checks[i].level == FAIL)
+			agent_ok = false;
+
+	if (json) {
+		json_object *root = json_object_new_object(), *arr = json_object_new_array();
+		for (size_t i = 0; i < r.n; i++) {
+			json_object *o = json_object_new_object();
+			json_object_object_add(o, "check", json_object_new_string(r.checks[i].name));
+			json_object_object_add(o, "status", json_object_new_string(level_name(r.checks[i].level)));
+			json_object_object_add(o, "detail", json_object_new_string(r.checks[i].detail));
+			if (r.checks[i].fix[0])
+				json_object_object_add(o, "fix", json_object_new_string(r.checks[i].fix));
+			json_object_object_add(o, "needed_by_agent_profile", json_object_new_boolean(r.checks[i].needed_by_agent));
+			json_object_array_add(arr, o);
+		}
+		json_object_object_add(root, "checks", arr);
+		json_object_object_add(root, "agent_profile_ready", json_object_new_boolean(agent_ok));
+		puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								  JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(root);
+	} else {
+		printf("%-30s %-5s %s\n", "CHECK", "", "DETAIL");
+		for (size_t i = 0; i < r.n; i++) {
+			printf("%-30s %-5s %s\n", r.checks[i].name, level_name(r.checks[i].level), r.checks[i].detail);
+			if (r.checks[i].fix[0])
+				printf("%-30s %-5s fix: %s\n", "", "", r.checks[i].fix);
+		}
+		printf("\n%s\n", agent_ok ? "isd exec --profile agent can work fully here."
+					  : "isd exec --profile agent cannot work fully here (see FAIL above).");
+	}
+	return agent_ok ? 0 : 1;
+}
