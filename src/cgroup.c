@@ -962,6 +962,23 @@ static int fail_prepare(struct isd_cgroup *cg, int r)
 	return r;
 }
 
+/* --memory-swap's derived write carries "--memory"; "--cpu-shares/--cpu-weight"
+ * is soft when either is. */
+static bool is_soft(const struct isd_limits *l, const char *option)
+{
+	char buf[64];
+	const char *slash = strchr(option, '/');
+
+	if (slash) {
+		snprintf(buf, sizeof(buf), " %.*s ", (int)(slash - option), option);
+		if (strstr(l->soft_options, buf))
+			return true;
+		option = slash + 1;
+	}
+	snprintf(buf, sizeof(buf), " %s ", option);
+	return strstr(l->soft_options, buf) != NULL;
+}
+
 int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 {
 	struct isd_cgroup_write writes[ISD_CGROUP_MAX_WRITES];
@@ -971,6 +988,7 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 	unsigned needed, dropped = 0;
 	char ctl[64], *sd_err = NULL;
 	bool best_effort = limits->mode == ISD_LIMITS_BEST_EFFORT;
+	char soft_dropped[160] = "", soft_why[512] = "";
 	uint32_t rnd = 0;
 	int n, r;
 
@@ -1022,6 +1040,15 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 			if (dropped & c)
 				continue;
 			_cleanup_free_ char *why = explain(&h, &plan, writes[i].option, c, sd_err);
+			if (is_soft(limits, writes[i].option)) {
+				/* A profile's default: noted once, below. */
+				size_t used = strlen(soft_dropped);
+				snprintf(soft_dropped + used, sizeof(soft_dropped) - used, " %s", writes[i].option);
+				if (!soft_why[0])
+					snprintf(soft_why, sizeof(soft_why), "%s", why + strlen(writes[i].option) + 1);
+				dropped |= c;
+				continue;
+			}
 			if (!best_effort) {
 				isd_error(0, "%s", why);
 				host_free(&h);
@@ -1034,6 +1061,8 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 			dropped |= c;
 		}
 	}
+	if (soft_dropped[0])
+		fprintf(stderr, "isd: note: the profile's default limits%s are not enforced: %s\n", soft_dropped, soft_why);
 	needed &= ~dropped;
 	if (!needed) {
 		host_free(&h);

@@ -446,6 +446,38 @@ static int assemble_args(int argc, char **argv, const struct isd_caller *caller,
 	return 0;
 }
 
+/* Limits from a profile are defaults (soft), from the command line the
+ * user's explicit request. */
+static void mark_limit_origin(struct isd_spec *spec, int opt, const char *origin)
+{
+	static const struct {
+		int opt;
+		const char *name;
+	} limit_opts[] = {
+		{OPT_MEMORY, "--memory"},         {OPT_MEMORY_SWAP, "--memory-swap"},
+		{OPT_MEMORY_RESERVATION, "--memory-reservation"}, {OPT_CPUS, "--cpus"},
+		{OPT_CPU_SHARES, "--cpu-shares"}, {OPT_CPU_WEIGHT, "--cpu-weight"},
+		{OPT_CPUSET_CPUS, "--cpuset-cpus"}, {OPT_PIDS_LIMIT, "--pids-limit"},
+		{OPT_BLKIO_WEIGHT, "--blkio-weight"},
+	};
+	char *soft = spec->limits.soft_options, key[40], *at;
+
+	for (size_t i = 0; i < sizeof(limit_opts) / sizeof(limit_opts[0]); i++) {
+		if (limit_opts[i].opt != opt)
+			continue;
+		snprintf(key, sizeof(key), " %s ", limit_opts[i].name);
+		at = strstr(soft, key);
+		if (at)
+			memmove(at, at + strlen(key) - 1, strlen(at + strlen(key) - 1) + 1);
+		if (!strncmp(origin, "profile ", 8) && strlen(soft) + strlen(key) < sizeof(spec->limits.soft_options)) {
+			if (!soft[0])
+				strcat(soft, " ");
+			strcat(soft, key + 1);
+		}
+		isd_spec_set_origin(spec, limit_opts[i].name + 2, origin);
+	}
+}
+
 /* --project DIR: the project, read-write at the same path, and the working
  * directory.  Refuses directories that would hand over the whole home. */
 static int add_project(struct isd_spec *spec, const struct isd_caller *caller, const char *dir, const char *origin)
@@ -745,6 +777,7 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		}
 		if (r < 0)
 			goto out;
+		mark_limit_origin(spec, opt, origin);
 	}
 
 	if (optind >= args.argc) {

@@ -55,6 +55,10 @@ struct isd_limits {
 	int64_t pids_limit;          /* pids.max, 0 = unset, -1 = max */
 	uint64_t blkio_weight;       /* Docker's 10..1000; cgroup.c maps it to io.weight; 0 = unset */
 	enum isd_limits_mode mode;
+	/* Limits that came from a profile (" --memory --cpus "): defaults,
+	 * not the user's explicit request, so a host that cannot enforce them
+	 * gets one note instead of a refusal. */
+	char soft_options[160];
 };
 
 /* One line of a uid_map/gid_map. */

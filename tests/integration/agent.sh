@@ -151,7 +151,8 @@ assert m[proj]["type"] == "bind" and not m[proj]["readonly"] and m[proj]["source
 assert s["workdir"] == proj
 l = s["limits"]
 assert l["memory"] == 4*G and l["memory_swap"] == 4*G and l["cpu_quota_us"] == 400000 and l["pids_limit"] == 512, l
-assert l["enforcement"] == "best-effort"
+assert l["enforcement"] == "strict"
+assert s["origins"]["memory"].startswith("profile "), s["origins"]
 env = dict(e.split("=", 1) for e in s["env"])
 assert env["ANTHROPIC_API_KEY"] == "sk-test" and "UNRELATED_SECRET" not in env and "OPENAI_API_KEY" not in env, env
 assert s["origins"]["env:ANTHROPIC_API_KEY"].startswith("profile "), s["origins"]
@@ -187,8 +188,17 @@ test_agent_profile_runs() {
 	expect_contains "$out" EROFS "the rest of HOME is read-only"
 	expect_contains "$out" "nosuid nodev noexec"
 	[ -f "$h/.omp/new" ] && [ -f "$T/proj/made-inside" ] || fail "state and project writes"
-	# limits are defaults there: at most a note when the host cannot enforce them
-	expect_not_contains "$err" "isd: --memory"
+	# limits are defaults there: at most one note when the host cannot enforce them
+	[ "$(printf '%s\n' "$err" | grep -c .)" -le 1 ] || fail "more than one line about limits: $err"
+	if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
+		expect_contains "$err" "isd: note: the profile's default limits --memory --cpus --pids-limit are not enforced"
+		# an explicit request on the command line stays strict
+		(cd "$T/proj" && HOME=$h "$ISD" exec --profile agent --agent omp --memory 1g -- true) >"$T/out" 2>"$T/err"
+		rc=$?
+		err=$(cat "$T/err")
+		expect_rc 125 "explicit --memory on a host that cannot enforce it"
+		expect_contains "$err" "--memory needs"
+	fi
 }
 
 test_profile_command() {
