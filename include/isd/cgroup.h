@@ -156,4 +156,9 @@ struct isd_cgroup_plan {
 };
 int isd_cgroup_plan(const struct isd_cgroup_env *env, unsigned needed, struct isd_cgroup_plan *plan);
 
+/* "memory" for ISD_CG_MEMORY, ... (cgroup-plan.c, used by cgroup.c). */
+const char *isd_cgroup_controller_name(unsigned bit);
+/* The controllers listed in dir/file (cgroup.controllers, ...). */
+unsigned isd_cgroup_read_controllers(const char *dir, const char *file);
+
 #endif
