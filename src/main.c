@@ -66,6 +66,8 @@ static int cmd_exec(int argc, char **argv)
 		isd_spec_free(&spec);
 		return 0;
 	}
+	if (spec.pid_host)
+		isd_warn("--pid=host: the sandbox shares your process IDs; its processes can signal and trace your other processes");
 	code = isd_sandbox_run(&spec);
 	isd_spec_free(&spec);
 	return code;

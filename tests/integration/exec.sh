@@ -498,6 +498,7 @@ test_masked_proc_detected() {
 	err=$(cat "$T/err")
 	expect_rc 0 "--pid=host in a masked container"
 	expect_contains "$out" "flags ro" "outer /proc bound read-only"
+	expect_contains "$err" "warning: --pid=host" "the weaker isolation is said"
 }
 
 # isd inside isd: the outer sandbox needs the nested seccomp profile; with
