@@ -25,9 +25,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#ifdef HAVE_SD_BUS
-#include <systemd/sd-bus.h>
-#endif
 
 /* ---- Async-signal-safe helpers (destroy may run from a SIGTERM path) ---- */
 
@@ -456,85 +453,6 @@ static char *explain(const struct host *h, const struct isd_cgroup_plan *p, cons
 			     "(enabled: %s); fix: %s", option, name, (unsigned)geteuid(), have, delegate_fix);
 }
 
-#ifdef HAVE_SD_BUS
-struct job_wait {
-	const char *path;
-	char result[32];
-	bool done;
-};
-
-static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
-{
-	struct job_wait *w = userdata;
-	const char *path, *unit, *result;
-	uint32_t id;
-
-	if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) >= 0 && w->path && !strcmp(path, w->path)) {
-		snprintf(w->result, sizeof(w->result), "%s", result);
-		w->done = true;
-	}
-	return 0;
-}
-
-/* Ask the user manager for a transient scope with Delegate=yes holding isd
- * (what podman and crun do with --cgroup-manager=systemd). */
-static int systemd_scope(const char *unit, char *err, size_t errlen)
-{
-	__attribute__((cleanup(sd_bus_flush_close_unrefp))) sd_bus *bus = NULL;
-	__attribute__((cleanup(sd_bus_message_unrefp))) sd_bus_message *m = NULL, *reply = NULL;
-	__attribute__((cleanup(sd_bus_error_free))) sd_bus_error error = SD_BUS_ERROR_NULL;
-	__attribute__((cleanup(sd_bus_slot_unrefp))) sd_bus_slot *slot = NULL;
-	struct job_wait w = {0};
-	long deadline;
-	int r;
-
-	r = sd_bus_open_user(&bus);
-	if (r < 0 && getenv("XDG_RUNTIME_DIR")) {
-		/* No session bus: the manager's private socket. */
-		_cleanup_free_ char *addr = isd_xasprintf("unix:path=%s/systemd/private", getenv("XDG_RUNTIME_DIR"));
-		bus = sd_bus_flush_close_unref(bus);
-		if ((r = sd_bus_new(&bus)) >= 0 && (r = sd_bus_set_address(bus, addr)) >= 0)
-			r = sd_bus_start(bus);
-	}
-	if (r >= 0)
-		r = sd_bus_match_signal(bus, &slot, NULL, "/org/freedesktop/systemd1",
-					"org.freedesktop.systemd1.Manager", "JobRemoved", on_job_removed, &w);
-	if (r < 0)
-		return snprintf(err, errlen, "cannot reach the user manager: %s", strerror(-r)), r;
-	r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-					   "org.freedesktop.systemd1.Manager", "StartTransientUnit");
-	if (r >= 0)
-		r = sd_bus_message_append(m, "ss", unit, "fail");
-	if (r >= 0)
-		r = sd_bus_message_append(m, "a(sv)", 4, "Description", "s", "isd sandbox", "PIDs", "au", 1,
-					  (uint32_t)getpid(), "Delegate", "b", 1, "CollectMode", "s",
-					  "inactive-or-failed");
-	if (r >= 0)
-		r = sd_bus_message_append(m, "a(sa(sv))", 0);
-	if (r >= 0)
-		r = sd_bus_call(bus, m, 5 * 1000000ULL, &error, &reply);
-	if (r >= 0)
-		r = sd_bus_message_read(reply, "o", &w.path);
-	if (r < 0)
-		return snprintf(err, errlen, "StartTransientUnit %s: %s", unit,
-				error.message ? error.message : strerror(-r)), r;
-	/* The job moves us into the scope; its result says whether it could. */
-	deadline = monotonic_ms() + 5000;
-	while (!w.done && monotonic_ms() < deadline) {
-		r = sd_bus_process(bus, NULL);
-		if (r < 0)
-			break;
-		if (r == 0)
-			sd_bus_wait(bus, 100000);
-	}
-	if (!w.done)
-		return snprintf(err, errlen, "starting %s timed out", unit), -ETIMEDOUT;
-	if (strcmp(w.result, "done"))
-		return snprintf(err, errlen, "starting %s: %s (see journalctl --user -u %s)", unit, w.result, unit),
-		       -EIO;
-	return 0;
-}
-#endif
 
 static int fail_prepare(struct isd_cgroup *cg, int r)
 {
@@ -594,7 +512,7 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 			char unit[64];
 			static char sd_error[256];
 			snprintf(unit, sizeof(unit), "isd-%d-%08x.scope", (int)getpid(), rnd);
-			if (systemd_scope(unit, sd_error, sizeof(sd_error)) == 0) {
+			if (isd_cgroup_systemd_scope(unit, sd_error, sizeof(sd_error)) == 0) {
 				struct isd_cgroup_plan p2;
 				host_free(&h);
 				host_discover(&h);

@@ -156,6 +156,9 @@ struct isd_cgroup_plan {
 };
 int isd_cgroup_plan(const struct isd_cgroup_env *env, unsigned needed, struct isd_cgroup_plan *plan);
 
+/* cgroup-systemd.c (HAVE_SD_BUS): a transient scope with Delegate=yes
+ * holding isd, from the user manager; libsystemd is dlopen()ed. */
+int isd_cgroup_systemd_scope(const char *unit, char *err, size_t errlen);
 /* "memory" for ISD_CG_MEMORY, ... (cgroup-plan.c, used by cgroup.c). */
 const char *isd_cgroup_controller_name(unsigned bit);
 /* The controllers listed in dir/file (cgroup.controllers, ...). */
