@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "isd/seccomp.h"
+#include "isd/seccomp-internal.h"
 #include "isd/util.h"
 
 #include <dirent.h>
@@ -24,25 +25,6 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 
-#ifndef ISD_VERSION
-#define ISD_VERSION "unknown"
-#endif
-#ifndef ISD_SECCOMP_PROFILES_DIR
-#define ISD_SECCOMP_PROFILES_DIR "/usr/local/share/isd/seccomp-profiles"
-#endif
-#ifndef ISD_SOURCE_SECCOMP_PROFILES_DIR
-#define ISD_SOURCE_SECCOMP_PROFILES_DIR ISD_SECCOMP_PROFILES_DIR
-#endif
-
-/* Docker's default profile is 13 KiB; anything near this is a mistake
- * (or /dev/zero). */
-#define PROFILE_MAX (1024 * 1024)
-#define SECCOMP_ARGS_MAX 6
-#define ERRNO_RET_MAX 0xffff /* SECCOMP_RET_DATA */
-#define ERRNO_MAX 4094       /* the largest libseccomp takes */
-
-#define NR_UNKNOWN ISD_SECCOMP_NR_UNKNOWN
-#define NR_NOT_HERE ISD_SECCOMP_NR_NOT_HERE
 
 /* ------------------------------------------------------------------ */
 /* `isd seccomp check`: what a profile does on this machine */

@@ -4,19 +4,11 @@
 #include "isd/spec.h"
 #include "isd/util.h"
 
+#include "check.h"
+
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, \
-				__LINE__, #cond, isd_error_message());                 \
-			failures++;                                                    \
-		}                                                                      \
-	} while (0)
 
 static void test_sizes(void)
 {
@@ -259,7 +251,5 @@ int main(void)
 	test_cpus();
 	test_exec_parse();
 	test_validate();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
-	return failures ? 1 : 0;
+	return check_result();
 }
