@@ -26,3 +26,23 @@ int isd_caps_drop_all(void)
 		return isd_error(-errno, "setting no_new_privs");
 	return 0;
 }
+
+/* isd build's RUN steps run as root of their user namespace with Docker's
+ * default capability set, which package managers need (chown, setuid
+ * helpers, ...).  Only ids of the build's own map are reachable. */
+int isd_caps_keep_build_set(void)
+{
+	static const unsigned keep[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FSETID,     CAP_FOWNER,
+					CAP_MKNOD,  CAP_NET_RAW,      CAP_SETGID,     CAP_SETUID,
+					CAP_SETFCAP, CAP_SETPCAP,     CAP_NET_BIND_SERVICE, CAP_SYS_CHROOT,
+					CAP_KILL,   CAP_AUDIT_WRITE};
+
+	capng_clear(CAPNG_SELECT_ALL);
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET, keep[i]);
+	if (capng_apply(CAPNG_SELECT_ALL) < 0)
+		return isd_error(-EPERM, "restricting capabilities to the build set with libcap-ng");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return isd_error(-errno, "setting no_new_privs");
+	return 0;
+}

@@ -56,6 +56,13 @@ enum {
 	OPT_AGENT,
 	OPT_AGENT_STATE,
 	OPT_PROJECT,
+	OPT_ALLOW,
+	OPT_ALLOW_FILE,
+	OPT_ADD_HOST,
+	OPT_FORWARD,
+	OPT_FORWARD_UNIX,
+	OPT_PROXY_PORT,
+	OPT_NETWORK_LOG,
 	OPT_HELP,
 };
 
@@ -84,6 +91,13 @@ static const struct option exec_options[] = {
 	{"agent", required_argument, NULL, OPT_AGENT},
 	{"agent-state", required_argument, NULL, OPT_AGENT_STATE},
 	{"project", required_argument, NULL, OPT_PROJECT},
+	{"allow", required_argument, NULL, OPT_ALLOW},
+	{"allow-file", required_argument, NULL, OPT_ALLOW_FILE},
+	{"add-host", required_argument, NULL, OPT_ADD_HOST},
+	{"forward", required_argument, NULL, OPT_FORWARD},
+	{"forward-unix", required_argument, NULL, OPT_FORWARD_UNIX},
+	{"proxy-port", required_argument, NULL, OPT_PROXY_PORT},
+	{"network-log", required_argument, NULL, OPT_NETWORK_LOG},
 	{"read-only", no_argument, NULL, OPT_READ_ONLY},
 	{"cap-drop", required_argument, NULL, OPT_CAP_DROP},
 	{"cap-add", required_argument, NULL, OPT_CAP_ADD},
@@ -132,7 +146,16 @@ void isd_cli_exec_usage(FILE *out)
 	      "                              stdout are terminals); --no-tty to turn it off\n"
 	      "  -i, --interactive           with -t: forward stdin\n"
 	      "Isolation:\n"
-	      "      --network none|host     none (default): only loopback\n"
+	      "      --network MODE          none (default): only loopback; netless: loopback\n"
+	      "                              plus isd's allowlist proxy (for agents); private:\n"
+	      "                              own outbound network (pasta/slirp4netns); host\n"
+	      "      --allow HOST[:PORT]     netless: allow HOST (*.domain, IP; port 443 by\n"
+	      "                              default, * = any); --allow-file FILE: one a line\n"
+	      "      --add-host NAME:IP      NAME resolves to IP (netless: IP is allowed for NAME)\n"
+	      "      --forward [PORT:]HOST:HPORT  sandbox 127.0.0.1:PORT reaches HOST:HPORT on the host\n"
+	      "      --forward-unix SANDBOX_PATH:HOST_PATH  same for a host unix socket\n"
+	      "      --proxy-port N          netless proxy port on 127.0.0.1 (default 3128)\n"
+	      "      --network-log FILE      every connection: time, destination, verdict, bytes\n"
 	      "      --pid private|host      host: no pid namespace, outer /proc read-only\n"
 	      "      --security-opt seccomp=NAME|PATH|unconfined\n"
 	      "Limits (cgroup v2):\n"
@@ -634,9 +657,34 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 				spec->network = ISD_NET_NONE;
 			else if (!strcmp(arg, "host"))
 				spec->network = ISD_NET_HOST;
+			else if (!strcmp(arg, "private"))
+				spec->network = ISD_NET_PRIVATE;
+			else if (!strcmp(arg, "netless"))
+				spec->network = ISD_NET_NETLESS;
 			else
-				r = isd_error(0, "--network %s: unknown mode (known: none, host)", arg);
+				r = isd_error(0, "--network %s: unknown mode (known: none, host, private, netless)", arg);
 			isd_spec_set_origin(spec, "network", origin);
+			break;
+		case OPT_ALLOW:
+			r = isd_netcfg_add_allow(&spec->net, arg, "--allow");
+			break;
+		case OPT_ALLOW_FILE:
+			r = isd_netcfg_read_allow_file(&spec->net, arg);
+			break;
+		case OPT_ADD_HOST:
+			r = isd_netcfg_add_host(&spec->net, arg);
+			break;
+		case OPT_FORWARD:
+			r = isd_netcfg_add_forward(&spec->net, arg);
+			break;
+		case OPT_FORWARD_UNIX:
+			r = isd_netcfg_add_forward_unix(&spec->net, arg);
+			break;
+		case OPT_PROXY_PORT:
+			r = isd_netcfg_set_proxy_port(&spec->net, arg);
+			break;
+		case OPT_NETWORK_LOG:
+			r = isd_netcfg_set_log(&spec->net, arg, caller->cwd);
 			break;
 		case OPT_ROOTFS:
 			free(spec->image);
@@ -816,6 +864,7 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	add_implicit_tmpfs(spec, "/var/tmp", 256ULL << 20, false);
 	add_implicit_tmpfs(spec, "/run", 64ULL << 20, false);
 	apply_default_env(spec, caller, user_env.env);
+	isd_netcfg_apply_env(spec);
 	r = isd_command_resolve(spec, caller, caller_getenv(caller, "PATH"));
 out:
 	if (r < 0 && strncmp(origin, "profile ", 8) == 0)

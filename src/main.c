@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
+#include "isd/build.h"
 #include "isd/cgroup.h"
 #include "isd/cli.h"
 #include "isd/doctor.h"
@@ -22,6 +23,8 @@ static void usage(FILE *out)
 	      "\n"
 	      "Commands:\n"
 	      "  exec [OPTIONS] [--] CMD...   run CMD in a new sandbox (isd exec --help)\n"
+	      "  build -t NAME [CONTEXT]      build an image from a Containerfile (isd build --help)\n"
+	      "  image ls|inspect|rm|prune    the built images\n"
 	      "  profile list|show|edit NAME  the option profiles (agent, your own)\n"
 	      "  doctor [--json]              check what this host allows, with fixes\n"
 	      "  seccomp check PROFILE        validate and explain a seccomp profile\n"
@@ -87,6 +90,10 @@ int main(int argc, char **argv)
 		return cmd_exec(argc - 1, argv + 1);
 	if (!strcmp(cmd, "seccomp"))
 		return isd_seccomp_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "build"))
+		return isd_build_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "image") || !strcmp(cmd, "images"))
+		return isd_image_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "doctor"))
 		return isd_doctor_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "profile"))
@@ -101,6 +108,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "isd: unknown command '%s' (known: exec, doctor, profile, seccomp, gc, version, help)\n", cmd);
+	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, gc, version, help)\n", cmd);
 	return ISD_EXIT_FAILURE;
 }

@@ -31,6 +31,7 @@ struct builder {
 	unsigned n_generated;
 	int *readonly_later; /* tmpfs mounts to make read-only once populated */
 	size_t n_readonly_later;
+	bool writable_image; /* isd build's RUN: never write generated files into it */
 };
 
 static void remember_readonly(struct builder *b, int fd)
@@ -686,7 +687,9 @@ static int place_file(struct builder *b, const char *path, const char *content)
 					 path, st.st_mode);
 	}
 	snprintf(proc_path, sizeof(proc_path), "/proc/self/fd/%d", target);
-	fd = open(proc_path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = b->writable_image ? -1 : open(proc_path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (b->writable_image)
+		errno = EROFS; /* bound over, like in a read-only image */
 	if (fd >= 0)
 		return isd_write_all(fd, content, strlen(content)) < 0 ? isd_error(-errno, "writing %s", path) : 0;
 	if (errno != EROFS && errno != EACCES && errno != EPERM)
@@ -779,7 +782,12 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 		r = isd_error(-errno, "attaching a tmpfs at %s", staging);
 		goto out;
 	}
-	b.root = new_tmpfs(4 << 20, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the root");
+	/* isd build's RUN: the image tree itself, read-write, is the root. */
+	b.writable_image = spec->writable_root;
+	if (spec->writable_root)
+		b.root = clone_tree(s.image, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, spec->rootfs);
+	else
+		b.root = new_tmpfs(4 << 20, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the root");
 	if (b.root < 0) {
 		r = b.root;
 		goto out;
@@ -789,7 +797,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 		goto out;
 	}
 
-	r = build_root(&b, spec, &s);
+	r = spec->writable_root ? 0 : build_root(&b, spec, &s);
 	if (r < 0)
 		goto out;
 	r = setup_dev(&b, &s);
@@ -832,7 +840,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 		if (r < 0)
 			goto out;
 	}
-	r = set_readonly(b.root, "the sandbox root");
+	r = spec->writable_root ? 0 : set_readonly(b.root, "the sandbox root");
 	if (r < 0)
 		goto out;
 

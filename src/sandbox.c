@@ -27,6 +27,7 @@
 #include "isd/init.h"
 #include "isd/mount.h"
 #include "isd/net.h"
+#include "isd/proxy.h"
 #include "isd/pty.h"
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
@@ -48,6 +49,7 @@
 enum setup_message_type {
 	SETUP_ERROR,
 	SETUP_PTY, /* carries the pty master as SCM_RIGHTS */
+	SETUP_NET, /* a listening socket for isd's relay; exit_code = ISD_NET_FD_TAG */
 };
 
 struct setup_message {
@@ -130,7 +132,10 @@ static _Noreturn void payload_main(const struct child_args *a, const sigset_t *o
 	}
 	if (pty_slave >= 0 && isd_pty_attach(pty_slave) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
-	if (isd_caps_drop_all() < 0)
+	if ((spec->build_caps ? isd_caps_keep_build_set() : isd_caps_drop_all()) < 0)
+		report_and_exit(ISD_EXIT_FAILURE);
+	/* A non-zero uid loses every capability here, as in Docker. */
+	if (spec->n_uid_ranges && isd_userns_become(spec->uid, spec->gid) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
 	/* Magic links (/proc/self/fd/N, /proc/1/cwd) could lead back to a
@@ -162,11 +167,13 @@ static int wait_for_parent_byte(void)
 	return n == 1 ? 0 : -EPIPE;
 }
 
-/* The master goes to isd on the host, which relays it to the caller's
- * terminal; nothing of that terminal enters the sandbox. */
-static int send_pty_master(int master)
+/* A descriptor made inside the sandbox for isd on the host: the pty master
+ * (relayed to the caller's terminal, nothing of which enters the sandbox)
+ * or a listening socket of the sandbox's network namespace (relayed by
+ * src/proxy-listen.c). */
+static int send_fd(int32_t type, int32_t tag, int fd, const char *what)
 {
-	struct setup_message msg = {.type = SETUP_PTY};
+	struct setup_message msg = {.type = type, .exit_code = tag};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
@@ -180,10 +187,15 @@ static int send_pty_master(int master)
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &master, sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	if (sendmsg(SETUP_FD, &mh, MSG_NOSIGNAL) < 0)
-		return isd_error(-errno, "handing the pty to isd");
+		return isd_error(-errno, "handing %s to isd", what);
 	return 0;
+}
+
+static int send_net_fd(int32_t tag, int fd)
+{
+	return send_fd(SETUP_NET, tag, fd, "a listening socket");
 }
 
 static _Noreturn void child_main(const struct child_args *a)
@@ -202,7 +214,21 @@ static _Noreturn void child_main(const struct child_args *a)
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
 		_exit(ISD_EXIT_FAILURE);
 
-	r = isd_userns_write_own_maps(spec->uid, spec->host_uid, spec->gid, spec->host_gid);
+	if (spec->n_uid_ranges) {
+		/* isd build: the parent writes maps of several ranges
+		 * (newuidmap), then sends a byte.  Setup runs as root of the
+		 * namespace; the payload takes spec->uid before execve. */
+		if (wait_for_parent_byte() < 0)
+			_exit(ISD_EXIT_FAILURE);
+		r = isd_userns_become(0, 0);
+		/* Changing ids cleared the parent-death signal. */
+		if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			r = isd_error(-errno, "setting the parent-death signal");
+		if (r == 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
+			_exit(ISD_EXIT_FAILURE);
+	} else {
+		r = isd_userns_write_own_maps(spec->uid, spec->host_uid, spec->gid, spec->host_gid);
+	}
 	if (r < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 	if (a->wait_for_cgroup && wait_for_parent_byte() < 0)
@@ -216,9 +242,12 @@ static _Noreturn void child_main(const struct child_args *a)
 		isd_error(-errno, "setting the host name %s", spec->hostname);
 		report_and_exit(ISD_EXIT_FAILURE);
 	}
-	if (spec->network == ISD_NET_NONE && isd_net_loopback_up() < 0)
+	if (spec->network != ISD_NET_HOST && isd_net_loopback_up() < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 	if (isd_mount_setup(spec, &a->extras) < 0)
+		report_and_exit(ISD_EXIT_FAILURE);
+	/* After the mounts: --forward-unix sockets live in the sandbox's /run. */
+	if (isd_net_sandbox_listeners(spec, send_net_fd) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
 	if (setsid() < 0 && errno != EPERM) {
@@ -228,7 +257,7 @@ static _Noreturn void child_main(const struct child_args *a)
 	if (spec->tty) {
 		int null_fd;
 
-		if (isd_pty_open(&pty_master, &pty_slave) < 0 || send_pty_master(pty_master) < 0)
+		if (isd_pty_open(&pty_master, &pty_slave) < 0 || send_fd(SETUP_PTY, 0, pty_master, "the pty") < 0)
 			report_and_exit(ISD_EXIT_FAILURE);
 		close(pty_master);
 		/* init itself keeps no descriptor of the caller's terminal. */
@@ -276,10 +305,12 @@ static char *hosts_content(const struct isd_spec *spec)
 {
 	_cleanup_free_ char *host = NULL;
 
+	_cleanup_free_ char *added = isd_netcfg_hosts_lines(spec); /* --add-host */
+
 	if (spec->network == ISD_NET_HOST && isd_read_file_at(AT_FDCWD, "/etc/hosts", &host, NULL) == 0)
-		return isd_xasprintf("%s\n127.0.1.1\t%s\n", host, spec->hostname);
-	return isd_xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t%s\n",
-			     spec->hostname);
+		return isd_xasprintf("%s\n127.0.1.1\t%s\n%s", host, spec->hostname, added);
+	return isd_xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t%s\n%s",
+			     spec->hostname, added);
 }
 
 static char *resolv_content(const struct isd_spec *spec)
@@ -288,6 +319,11 @@ static char *resolv_content(const struct isd_spec *spec)
 
 	if (spec->network == ISD_NET_HOST && isd_read_file_at(AT_FDCWD, "/etc/resolv.conf", &host, NULL) == 0)
 		return host;
+	if (spec->network == ISD_NET_PRIVATE)
+		return isd_net_private_resolv_conf();
+	/* isd's DNS stub: allowed names only (src/proxy-dns.c) */
+	if (spec->network == ISD_NET_NETLESS)
+		return isd_xstrdup("# isd: --network=netless, allowlisted names only\nnameserver 127.0.0.1\n");
 	/* No nameserver line: resolvers try 127.0.0.1:53, which refuses at
 	 * once, so lookups fail fast instead of timing out. */
 	return isd_xasprintf("# isd: --network=%s, this sandbox has no DNS\n", isd_network_mode_name(spec->network));
@@ -295,7 +331,7 @@ static char *resolv_content(const struct isd_spec *spec)
 
 /* Reads until EOF, which comes when the payload's execve closed the last
  * copy of the socket.  Returns 1 when an error message came. */
-static int read_setup_messages(int fd, struct setup_message *msg, int *pty_master)
+static int read_setup_messages(int fd, struct setup_message *msg, int *pty_master, struct isd_proxy *proxy)
 {
 	bool got = false;
 
@@ -324,6 +360,8 @@ static int read_setup_messages(int fd, struct setup_message *msg, int *pty_maste
 				memcpy(&passed, CMSG_DATA(c), sizeof(int));
 				if ((size_t)n == sizeof(m) && m.type == SETUP_PTY && *pty_master < 0)
 					*pty_master = passed;
+				else if ((size_t)n == sizeof(m) && m.type == SETUP_NET && proxy)
+					isd_proxy_adopt_fd(proxy, m.exit_code, passed);
 				else
 					close(passed);
 			}
@@ -417,6 +455,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	bool needs_attach;
 	pid_t pid;
 	bool parent_failed = true;
+	struct isd_proxy *proxy = NULL;
+	struct isd_net_helper net_helper = {.pid = -1, .exit_fd = -1};
 
 	isd_cgroup_init(&cg);
 	exit_code = ISD_EXIT_FAILURE;
@@ -425,6 +465,11 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		goto out;
 	r = isd_cgroup_prepare(&spec->limits, &cg);
 	if (r < 0)
+		goto out;
+	r = isd_proxy_new(spec, &proxy);
+	if (r < 0)
+		goto out;
+	if (spec->network == ISD_NET_PRIVATE && (r = isd_net_private_prepare(&net_helper)) < 0)
 		goto out;
 	hosts = hosts_content(spec);
 	resolv = resolv_content(spec);
@@ -451,7 +496,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		if (dup3(sv[1], SETUP_FD, O_CLOEXEC) < 0 && sv[1] != SETUP_FD)
 			_exit(ISD_EXIT_FAILURE);
 		isd_close_range(SETUP_FD + 1, ~0U, 0);
-		args.wait_for_cgroup = needs_attach;
+		/* also: wait until pasta/slirp4netns configured the network */
+		args.wait_for_cgroup = needs_attach || spec->network == ISD_NET_PRIVATE;
 		child_main(&args);
 	}
 	close(sv[1]);
@@ -460,8 +506,29 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	for (size_t i = 0; i < isd_n_forwarded_signals; i++)
 		sigaction(isd_forwarded_signals[i], &sa, NULL);
 
+	if (spec->n_uid_ranges) {
+		r = isd_userns_write_child_maps(pid, spec->uid_ranges, spec->n_uid_ranges, spec->gid_ranges,
+						spec->n_gid_ranges);
+		if (r < 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto out;
+		}
+		(void)!send(sv[0], "m", 1, MSG_NOSIGNAL);
+	}
+
 	if (needs_attach) {
 		r = isd_cgroup_attach(&cg, pid);
+		if (r < 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			goto out;
+		}
+		if (spec->network != ISD_NET_PRIVATE)
+			(void)!send(sv[0], "g", 1, MSG_NOSIGNAL);
+	}
+	if (spec->network == ISD_NET_PRIVATE) {
+		r = isd_net_private_start(&net_helper, pid);
 		if (r < 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
@@ -471,7 +538,11 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	}
 
 	parent_failed = false;
-	r = read_setup_messages(sv[0], &msg, &pty_master);
+	r = read_setup_messages(sv[0], &msg, &pty_master, proxy);
+	/* The listeners queue connections until now: the payload may have
+	 * started already, nothing it sent is lost. */
+	if (r == 0 && isd_proxy_start(proxy) < 0)
+		isd_error_print("starting the network relay");
 	if (r == 0 && pty_master >= 0 && run_terminal(spec, pty_master, pid) < 0)
 		isd_error_print("relaying the terminal");
 	if (child_done)
@@ -489,6 +560,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (cg.dirfd >= 0)
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
 out:
+	isd_proxy_free(proxy);
+	isd_net_private_stop(&net_helper);
 	if (pty_master >= 0)
 		close(pty_master);
 	if (sv[0] >= 0)

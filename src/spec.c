@@ -35,6 +35,7 @@ void isd_spec_free(struct isd_spec *spec)
 	free(spec->limits.cpuset_cpus);
 	free(spec->uid_ranges);
 	free(spec->gid_ranges);
+	isd_netcfg_free(&spec->net);
 	memset(spec, 0, sizeof(*spec));
 }
 
@@ -121,6 +122,10 @@ const char *isd_network_mode_name(enum isd_network_mode mode)
 		return "none";
 	case ISD_NET_HOST:
 		return "host";
+	case ISD_NET_PRIVATE:
+		return "private";
+	case ISD_NET_NETLESS:
+		return "netless";
 	}
 	return "?";
 }
@@ -208,7 +213,7 @@ int isd_spec_validate(const struct isd_spec *spec)
 		return isd_error(0, "--memory-swap (%lld) must be at least --memory (%llu)",
 				 (long long)spec->limits.memory_swap,
 				 (unsigned long long)spec->limits.memory);
-	return 0;
+	return isd_netcfg_validate(spec);
 }
 
 static json_object *strv_json(char *const *strv)
@@ -310,6 +315,7 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 	json_object_object_add(ns, "cgroup", json_object_new_boolean(true));
 	json_object_object_add(root, "namespaces", ns);
 	json_object_object_add(root, "network", json_object_new_string(isd_network_mode_name(spec->network)));
+	json_object_object_add(root, "network_config", isd_netcfg_to_json(spec));
 
 	for (size_t i = 0; i < spec->n_mounts; i++)
 		json_object_array_add(mounts, mount_json(&spec->mounts[i]));

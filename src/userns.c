@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "isd/userns.h"
+#include "isd/spec.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/wait.h>
 
 static int write_proc_self(const char *file, const char *content)
 {
@@ -89,4 +92,106 @@ void isd_userns_explain_failure(int err)
 		isd_error_hint("unprivileged user namespaces look disabled here, or isd runs inside a container whose seccomp profile forbids them");
 	else if (err == -ENOSPC || err == -EUSERS)
 		isd_error_hint("the user namespace limit (user.max_user_namespaces) is reached");
+}
+
+/* --- Maps of several ranges (isd build) ------------------------------
+ * A process cannot map ids other than its own into a user namespace; the
+ * setuid helpers newuidmap/newgidmap can, within the caller's ranges in
+ * /etc/subuid and /etc/subgid.  They must be run by the parent for the
+ * child, hence these functions are called from the parent's side. */
+
+static int write_map_directly(pid_t pid, const char *file, const struct isd_id_range *r, size_t n)
+{
+	char path[64], text[512];
+	size_t len = 0;
+	int rc;
+
+	for (size_t i = 0; i < n && len < sizeof(text); i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%u %u %u\n", r[i].inside, r[i].outside,
+					r[i].count);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	rc = isd_write_file_at(AT_FDCWD, path, text, 0, 0);
+	if (rc < 0)
+		return isd_error(rc, "writing %s", path);
+	return 0;
+}
+
+static int run_map_helper(const char *helper, pid_t pid, const struct isd_id_range *r, size_t n)
+{
+	char *argv[3 + 3 * 8 + 1];
+	char nums[3 * 8 + 1][16];
+	size_t a = 0;
+	int status;
+	pid_t child;
+
+	if (n > 8)
+		return isd_error(-E2BIG, "%s: too many ranges", helper);
+	argv[a++] = (char *)helper;
+	snprintf(nums[0], sizeof(nums[0]), "%d", (int)pid);
+	argv[a++] = nums[0];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(nums[1 + 3 * i], 16, "%u", r[i].inside);
+		snprintf(nums[2 + 3 * i], 16, "%u", r[i].outside);
+		snprintf(nums[3 + 3 * i], 16, "%u", r[i].count);
+		argv[a++] = nums[1 + 3 * i];
+		argv[a++] = nums[2 + 3 * i];
+		argv[a++] = nums[3 + 3 * i];
+	}
+	argv[a] = NULL;
+	child = fork();
+	if (child < 0)
+		return isd_error(-errno, "starting %s", helper);
+	if (child == 0) {
+		execvp(helper, argv);
+		if (errno == ENOENT) {
+			char path[64];
+			snprintf(path, sizeof(path), "/usr/bin/%s", helper);
+			execv(path, argv);
+		}
+		_exit(127);
+	}
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return isd_error(-errno, "waiting for %s", helper);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		isd_error(-ENOENT, "running %s", helper);
+		isd_error_hint("install the uidmap package (newuidmap, newgidmap)");
+		return -ENOENT;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		isd_error(0, "%s failed to map the subordinate ids of /etc/sub%cid", helper, helper[3]);
+		isd_error_hint("fix: sudo usermod --add-subuids 100000-165535 --add-subgids 100000-165535 $USER");
+		return -EPERM;
+	}
+	return 0;
+}
+
+int isd_userns_write_child_maps(pid_t pid, const struct isd_id_range *uid, size_t n_uid,
+				const struct isd_id_range *gid, size_t n_gid)
+{
+	int r;
+
+	/* A privileged caller writes the maps itself (it may map any id of
+	 * its namespace); everybody else goes through the setuid helpers. */
+	if (geteuid() == 0) {
+		r = write_map_directly(pid, "uid_map", uid, n_uid);
+		if (r == 0)
+			r = write_map_directly(pid, "gid_map", gid, n_gid);
+		return r;
+	}
+	r = run_map_helper("newuidmap", pid, uid, n_uid);
+	if (r == 0)
+		r = run_map_helper("newgidmap", pid, gid, n_gid);
+	return r;
+}
+
+int isd_userns_become(uint32_t uid, uint32_t gid)
+{
+	if (setgroups(0, NULL) < 0 && errno != EPERM)
+		return isd_error(-errno, "clearing the supplementary groups");
+	if (setresgid(gid, gid, gid) < 0)
+		return isd_error(-errno, "switching to gid %u in the user namespace", gid);
+	if (setresuid(uid, uid, uid) < 0)
+		return isd_error(-errno, "switching to uid %u in the user namespace", uid);
+	return 0;
 }

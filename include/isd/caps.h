@@ -8,4 +8,8 @@
  * nothing on execve.  Then set no_new_privs. */
 int isd_caps_drop_all(void);
 
+/* isd build's RUN: keep Docker's default set (for uid 0 inside a user
+ * namespace of the build's own ids), no_new_privs set. */
+int isd_caps_keep_build_set(void);
+
 #endif

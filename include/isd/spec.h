@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "isd/proxy.h"
+
 enum isd_mount_type {
 	ISD_MOUNT_BIND,
 	ISD_MOUNT_TMPFS,
@@ -35,6 +37,8 @@ struct isd_mount {
 enum isd_network_mode {
 	ISD_NET_NONE,
 	ISD_NET_HOST,
+	ISD_NET_PRIVATE, /* own namespace, outbound through pasta or slirp4netns */
+	ISD_NET_NETLESS, /* loopback only, plus isd's allowlist proxy */
 };
 
 enum isd_limits_mode {
@@ -82,6 +86,7 @@ struct isd_spec {
 	uint32_t host_uid, host_gid; /* ids they map to on the host */
 
 	enum isd_network_mode network;
+	struct isd_netcfg net; /* --allow, --add-host, --forward, ... (isd/proxy.h) */
 	bool pid_host; /* --pid=host: no pid namespace, outer /proc bound read-only */
 
 	char *seccomp; /* profile name or path; "unconfined" disables it */

@@ -3,7 +3,9 @@
 #ifndef ISD_USERNS_H
 #define ISD_USERNS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Called by the sandbox's first process right after clone: maps the ids the
  * payload sees onto the caller's own ids (setgroups denied, as the kernel
@@ -14,5 +16,14 @@ int isd_userns_write_own_maps(uint32_t inside_uid, uint32_t host_uid, uint32_t i
 /* When creating or using a user namespace failed with err: add the host's
  * known reason (sysctls, AppArmor) as a hint to the recorded error. */
 void isd_userns_explain_failure(int err);
+
+/* isd build: maps of several ranges for the child pid, written from the
+ * parent (directly when privileged, else by newuidmap/newgidmap). */
+struct isd_id_range;
+int isd_userns_write_child_maps(pid_t pid, const struct isd_id_range *uid, size_t n_uid,
+				const struct isd_id_range *gid, size_t n_gid);
+/* Inside a namespace with such maps: become uid:gid, no supplementary
+ * groups (keeps the capabilities of the namespace's creator). */
+int isd_userns_become(uint32_t uid, uint32_t gid);
 
 #endif

@@ -156,6 +156,11 @@ assert s["origins"]["memory"].startswith("profile "), s["origins"]
 env = dict(e.split("=", 1) for e in s["env"])
 assert env["ANTHROPIC_API_KEY"] == "sk-test" and "UNRELATED_SECRET" not in env and "OPENAI_API_KEY" not in env, env
 assert s["origins"]["env:ANTHROPIC_API_KEY"].startswith("profile "), s["origins"]
+assert s["network"] == "netless", s["network"]
+allowed = {(a["host"], a["port"]) for a in s["network_config"]["allow"]}
+for h in ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai"):
+    assert (h, 443) in allowed, allowed
+assert env["HTTPS_PROXY"] == "http://127.0.0.1:3128" and env["NO_PROXY"].startswith("localhost,127.0.0.1"), env
 ' "$h" "$T/proj" || fail "agent profile: $out"
 	[ -d "$h/.omp" ] || fail "agent state directory not created"
 }

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * isd build: a Dockerfile subset turned into an image tree in isd's store,
+ * rootless.  The pieces, one file each under rootfs-builder/:
+ *   dockerfile.c  parsing and Docker's variable expansion (pure)
+ *   plan.c        instructions + build args -> expanded steps (pure)
+ *   idmap.c       subordinate id ranges; running a function as root of a
+ *                 user namespace with those ids (extraction, copies, rm)
+ *   layer.c       applying a tar layer safely (chrooted, whiteouts, caps)
+ *   oci.c         base images from a local OCI layout or oci-archive
+ *   store.c       image trees, meta.json, atomic publish, `isd image`
+ *   build.c       `isd build`: the steps, the build key, RUN in a sandbox
+ */
+#ifndef ISD_BUILD_H
+#define ISD_BUILD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "isd/spec.h"
+
+/* ------------------------------------------------------------------ */
+/* Dockerfile                                                          */
+
+enum isd_df_op {
+	ISD_DF_FROM,
+	ISD_DF_ARG,
+	ISD_DF_ENV,
+	ISD_DF_RUN,
+	ISD_DF_WORKDIR,
+	ISD_DF_USER,
+	ISD_DF_COPY,
+	ISD_DF_ADD,
+	ISD_DF_LABEL,
+	ISD_DF_CMD,
+	ISD_DF_ENTRYPOINT,
+};
+
+struct isd_df_instruction {
+	enum isd_df_op op;
+	unsigned line;  /* where the instruction starts (1-based) */
+	char **flags;   /* "--name=value" as written, NULL when none */
+	char *text;     /* arguments as written, continuation lines joined */
+	char **json;    /* exec form (JSON array); NULL for shell form */
+};
+
+struct isd_dockerfile {
+	struct isd_df_instruction *ins;
+	size_t n;
+};
+
+/* Parses the whole file; anything outside the supported subset (heredocs,
+ * COPY --from, RUN --mount, ONBUILD, a second FROM, unknown instructions)
+ * is refused with "NAME:LINE: ..." recorded. */
+int isd_dockerfile_parse(const char *text, const char *name, struct isd_dockerfile *df);
+void isd_dockerfile_free(struct isd_dockerfile *df);
+const char *isd_df_op_name(enum isd_df_op op);
+
+/* Variable lookup for expansion: NULL when unset. */
+typedef const char *(*isd_df_lookup)(void *ctx, const char *name);
+
+/* Docker's word processing: $V, ${V}, ${V:-x}, ${V-x}, ${V:+x}, ${V+x},
+ * single quotes (literal), double quotes (expanding), backslash escapes.
+ * _word keeps the whole text as one word (WORKDIR, USER, values);
+ * _words splits at unquoted blanks (COPY/ADD sources, ENV/LABEL pairs). */
+int isd_df_expand_word(const char *text, isd_df_lookup lookup, void *ctx, char **out);
+int isd_df_expand_words(const char *text, isd_df_lookup lookup, void *ctx, char ***out);
+/* The split alone: words at unquoted blanks, quotes and escapes kept. */
+char **isd_df_split(const char *text);
+
+/* Lookup over a NAME=VALUE vector (ctx is the char ** vector). */
+const char *isd_df_strv_lookup(void *ctx, const char *name);
+/* Set NAME=VALUE in a vector, replacing an earlier NAME. */
+void isd_df_strv_set(char ***strv, const char *name, const char *value);
+
+/* ------------------------------------------------------------------ */
+/* Plan: the Dockerfile evaluated against build args, nothing executed  */
+
+struct isd_build_step {
+	enum isd_df_op op;
+	unsigned line;
+	char *display; /* "RUN dnf install ..." for progress and the build key */
+	char **args;   /* RUN: argv; COPY/ADD: sources then destination;
+			* WORKDIR/USER: one element */
+	char **env;    /* RUN: the environment (ENV plus ARG values) */
+	char *workdir; /* RUN, COPY, ADD: the working directory in effect */
+	char *user;    /* RUN: the USER in effect ("" = root) */
+	char *chown, *chmod, *checksum; /* COPY/ADD flags, expanded */
+};
+
+struct isd_build_plan {
+	char *base;            /* FROM, expanded ("scratch", "oci:DIR[:REF]", ...) */
+	unsigned from_line;
+	struct isd_build_step *steps;
+	size_t n_steps;
+	/* The image's configuration at the end. */
+	char **env;
+	char *workdir;
+	char *user;
+	char **labels;     /* NAME=VALUE */
+	char **cmd;        /* NULL when unset */
+	char **entrypoint; /* NULL when unset */
+	char **unused_args; /* --build-arg names no ARG declared */
+};
+
+int isd_build_plan_make(const struct isd_dockerfile *df, char *const *build_args,
+			struct isd_build_plan *plan);
+void isd_build_plan_free(struct isd_build_plan *plan);
+
+/* ------------------------------------------------------------------ */
+/* Id maps and the helper user namespace                               */
+
+#define ISD_IDMAP_MAX 4
+
+struct isd_idmap {
+	struct isd_id_range uid[ISD_IDMAP_MAX], gid[ISD_IDMAP_MAX];
+	size_t n_uid, n_gid;
+	bool full;        /* many ids (subuid range or privileged): ownership kept */
+	uint32_t caller_uid, caller_gid;
+};
+
+/* The caller's map: inside 0-999 and 1001-65535 from the subordinate range
+ * of /etc/subuid and /etc/subgid, 1000 = the caller (podman's keep-id).
+ * Without a range (or nested in a namespace without ids) the map is the
+ * single id 0 = the caller and full is false.  Environment
+ * ISD_SUBID_FILE_UID / _GID override the file paths (tests). */
+int isd_idmap_for_caller(struct isd_idmap *map);
+/* "0:100000:1000,1000:1001:1,..." for meta.json and the build key. */
+char *isd_idmap_format(const struct isd_idmap *map);
+
+/* Runs fn(arg) in a child that is uid 0 in a new user namespace with map
+ * (maps written by the parent through newuidmap/newgidmap), and a new mount
+ * namespace.  The child's recorded error becomes the caller's.  Returns
+ * fn's result (0 or -errno). */
+int isd_idmap_run(const struct isd_idmap *map, int (*fn)(void *arg), void *arg);
+
+/* rm -rf of path (absolute, on the host) as root of the map's namespace,
+ * so that trees owned by subordinate ids can be removed. */
+int isd_idmap_remove_tree(const struct isd_idmap *map, const char *path);
+
+/* ------------------------------------------------------------------ */
+/* Layers                                                               */
+
+struct isd_layer_opts {
+	const char *expect_digest;  /* "sha256:HEX" of the blob as stored, or NULL */
+	const char *expect_diff_id; /* "sha256:HEX" of the uncompressed tar, or NULL */
+	bool whiteouts;             /* OCI .wh. files (layers: yes; ADD archives: no) */
+	const char *subdir;         /* extract below this directory inside the root */
+	uint64_t max_bytes;         /* uncompressed size cap, 0 = default */
+	uint64_t max_entries;       /* entry count cap, 0 = default */
+};
+
+struct isd_layer_result {
+	char diff_id[80];
+	uint64_t bytes, entries;
+	uint64_t ownership_flattened; /* entries whose owner could not be kept */
+};
+
+#define ISD_LAYER_DEFAULT_MAX_BYTES (64ULL << 30)
+#define ISD_LAYER_DEFAULT_MAX_ENTRIES 4000000ULL
+
+/* Applies the layer read from layer_fd to the tree at root (absolute host
+ * path), inside a user namespace chrooted into root: nothing outside root
+ * can be written, whatever the archive holds. */
+int isd_layer_apply(const char *root, int layer_fd, const struct isd_idmap *map,
+		    const struct isd_layer_opts *opts, struct isd_layer_result *res);
+
+/* ------------------------------------------------------------------ */
+/* Base images                                                          */
+
+struct isd_base_image {
+	char *digest;   /* manifest digest, "sha256:..." */
+	char *blobdir;  /* directory holding sha256/<hex> blobs */
+	char **layers;  /* layer digests, bottom first */
+	char **media;   /* their media types */
+	char **diff_ids;
+	char **env;     /* config Env */
+	char *workdir, *user;
+	char **cmd, **entrypoint;
+	char *tmpdir;   /* unpacked oci-archive, removed by _free */
+};
+
+/* "oci:DIR[:REF]" or "oci-archive:FILE[:REF]" (relative to context_dir). */
+int isd_oci_open(const char *ref, const char *context_dir, struct isd_base_image *img);
+void isd_base_image_free(struct isd_base_image *img);
+bool isd_oci_is_local_ref(const char *ref);
+
+/* ------------------------------------------------------------------ */
+/* Store                                                                */
+
+/* $XDG_DATA_HOME/isd/images (or ~/.local/share/isd/images). */
+char *isd_store_dir(void);
+bool isd_store_valid_name(const char *name);
+
+struct isd_store_txn {
+	char *name;
+	char *image_dir; /* .../images/NAME */
+	char *work;      /* .../images/NAME/.build-XXXXXX (renamed on commit) */
+	char *rootfs;    /* work/rootfs */
+	char *id;        /* set by commit */
+	int lock_fd;
+};
+
+/* Takes NAME's build lock and creates a fresh work tree. */
+int isd_store_begin(const char *name, struct isd_store_txn *txn);
+/* Writes meta.json (text), moves the tree to NAME/<id> and switches
+ * NAME/current to it atomically. */
+int isd_store_commit(struct isd_store_txn *txn, const char *meta_json);
+/* Removes the work tree (if any) and releases the lock. */
+void isd_store_end(struct isd_store_txn *txn, const struct isd_idmap *map);
+
+/* meta.json of NAME/current, or -ENOENT. */
+int isd_store_read_meta(const char *name, char **out);
+
+int isd_image_main(int argc, char **argv);
+int isd_build_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The relay's connections: buffers, the edge-triggered pump that moves
+ * bytes both ways with half-close, and the answers that end a connection
+ * (HTTP 4xx/5xx, SOCKS5 replies).
+ */
+#define _GNU_SOURCE
+#include "proxy-internal.h"
+#include "isd/util.h"
+
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void epoll_add(struct isd_proxy *p, int fd, struct ev *ev, uint32_t events)
+{
+	struct epoll_event e = {.events = events, .data.ptr = ev};
+	epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+struct conn *conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd)
+{
+	struct conn *c = isd_xcalloc(1, sizeof(*c));
+
+	c->cev.kind = EV_CLIENT;
+	c->uev.kind = EV_UPSTREAM;
+	c->cfd = cfd;
+	c->ufd = -1;
+	c->kind = kind;
+	c->state = ST_HEAD;
+	c->fwd_index = -1;
+	c->deadline = time(NULL) + HEAD_TIMEOUT;
+	c->next = p->conns;
+	if (p->conns)
+		p->conns->prev = c;
+	p->conns = c;
+	p->n_conns++;
+	epoll_add(p, cfd, &c->cev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+	return c;
+}
+
+void conn_close(struct isd_proxy *p, struct conn *c)
+{
+	char target[300], addr[INET6_ADDRSTRLEN];
+
+	if (c->state == ST_RELAY && c->kind != CK_DNS_TCP) {
+		format_target(c->host, c->port, target, sizeof(target));
+		isd_addr_format(&c->connected, addr, sizeof(addr));
+		proxy_log(p, false, "allowed %s %s via %s up=%llu down=%llu", c->what, target,
+			  c->kind == CK_FORWARD_UNIX ? "unix" : addr, (unsigned long long)c->up,
+			  (unsigned long long)c->down);
+	}
+	if (c->job)
+		c->job->conn = NULL;
+	close(c->cfd);
+	if (c->ufd >= 0)
+		close(c->ufd);
+	free(c->in.data);
+	free(c->c2u.data);
+	free(c->u2c.data);
+	free(c->pending);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	p->n_conns--;
+	/* Freed after the current batch of events, which may still name it. */
+	c->dead = true;
+	c->next = p->dead;
+	p->dead = c;
+}
+
+void free_dead(struct isd_proxy *p)
+{
+	while (p->dead) {
+		struct conn *c = p->dead;
+		p->dead = c->next;
+		free(c);
+	}
+}
+
+static void buf_reserve(struct relay_buf *b, size_t cap)
+{
+	if (b->cap < cap) {
+		b->data = isd_xrealloc(b->data, cap);
+		b->cap = cap;
+	}
+}
+
+void buf_append(struct relay_buf *b, const void *data, size_t len)
+{
+	if (b->off + b->len + len > b->cap) {
+		if (b->len && b->off)
+			memmove(b->data, b->data + b->off, b->len);
+		b->off = 0;
+		buf_reserve(b, b->len + len);
+	}
+	memcpy(b->data + b->off + b->len, data, len);
+	b->len += len;
+}
+
+/* Reads what is there into b, up to max bytes in total; 1 read something,
+ * 0 EAGAIN or full, -1 EOF, -2 error. */
+int buf_fill(int fd, struct relay_buf *b, size_t max)
+{
+	ssize_t n;
+
+	if (b->len >= max)
+		return 0;
+	if (b->off + max > b->cap) {
+		if (b->len && b->off)
+			memmove(b->data, b->data + b->off, b->len);
+		b->off = 0;
+		buf_reserve(b, max);
+	}
+	n = read(fd, b->data + b->off + b->len, max - b->len);
+	if (n > 0) {
+		b->len += (size_t)n;
+		return 1;
+	}
+	if (n == 0)
+		return -1;
+	return errno == EAGAIN || errno == EINTR ? 0 : -2;
+}
+
+/* 1 wrote something, 0 nothing to write or EAGAIN, -2 error. */
+static int buf_flush(int fd, struct relay_buf *b, uint64_t *count)
+{
+	ssize_t n;
+
+	if (!b->len)
+		return 0;
+	n = send(fd, b->data + b->off, b->len, MSG_NOSIGNAL);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -2;
+	b->off += (size_t)n;
+	b->len -= (size_t)n;
+	if (!b->len)
+		b->off = 0;
+	if (count)
+		*count += (uint64_t)n;
+	return 1;
+}
+
+/* Moves the bytes still held from the head phase into the upstream buffer. */
+void in_to_upstream(struct conn *c)
+{
+	if (c->pending) {
+		buf_append(&c->c2u, c->pending, c->pending_len);
+		free(c->pending);
+		c->pending = NULL;
+	}
+	if (c->in.len)
+		buf_append(&c->c2u, c->in.data + c->in.off, c->in.len);
+	c->in.len = c->in.off = 0;
+}
+
+/* Returns false when the connection was closed. */
+bool pump(struct isd_proxy *p, struct conn *c)
+{
+	bool progress = true;
+
+	while (progress) {
+		int r;
+
+		progress = false;
+		if (c->state == ST_RELAY && !c->c_eof) {
+			r = buf_fill(c->cfd, &c->c2u, RELAY_BUF);
+			if (r == -1)
+				c->c_eof = true;
+			else if (r == -2)
+				goto close;
+			progress |= r != 0;
+		}
+		if (c->ufd >= 0 && c->state == ST_RELAY) {
+			r = buf_flush(c->ufd, &c->c2u, &c->up);
+			if (r == -2)
+				goto close;
+			progress |= r > 0;
+			if (c->c_eof && !c->c2u.len && !c->u_shut) {
+				shutdown(c->ufd, SHUT_WR);
+				c->u_shut = true;
+			}
+		}
+		if ((c->state == ST_RELAY || c->state == ST_SNI) && !c->u_eof) {
+			r = buf_fill(c->ufd, &c->u2c, RELAY_BUF);
+			if (r == -1)
+				c->u_eof = true;
+			else if (r == -2)
+				goto close;
+			progress |= r != 0;
+		}
+		r = buf_flush(c->cfd, &c->u2c, c->state == ST_RELAY || c->state == ST_SNI ? &c->down : NULL);
+		if (r == -2)
+			goto close;
+		progress |= r > 0;
+		if ((c->u_eof || c->state == ST_LINGER) && !c->u2c.len && !c->c_shut) {
+			shutdown(c->cfd, SHUT_WR);
+			c->c_shut = true;
+		}
+		if (c->state == ST_LINGER && !c->c_eof) {
+			char junk[4096];
+			ssize_t n = read(c->cfd, junk, sizeof(junk));
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+				c->c_eof = true;
+			progress |= n > 0;
+		}
+	}
+	if (c->state == ST_RELAY && c->c_shut && c->u_shut)
+		goto close;
+	if (c->state == ST_LINGER && c->c_shut && c->c_eof)
+		goto close;
+	return true;
+close:
+	conn_close(p, c);
+	return false;
+}
+
+/* An answer the client can read, then the connection ends. */
+void conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reason)
+{
+	static const uint8_t socks_denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
+	static const uint8_t socks_failed[] = {5, 4, 0, 1, 0, 0, 0, 0, 0, 0};
+	char target[300];
+
+	format_target(c->host[0] ? c->host : "?", c->port, target, sizeof(target));
+	if (status == 403)
+		proxy_log(p, true, "denied %s %s: %s", c->what, target, reason);
+	else
+		proxy_log(p, status != 400, "failed %s %s: %s", c->what, target, reason);
+	if (c->ufd >= 0) {
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	if (c->state == ST_SNI) {
+		/* the tunnel was answered already: only closing is left */
+		conn_close(p, c);
+		return;
+	}
+	if (c->kind == CK_PROXY && c->socks) {
+		buf_append(&c->u2c, status == 403 ? socks_denied : socks_failed, sizeof(socks_denied));
+	} else if (c->kind == CK_PROXY) {
+		char head[512];
+		const char *text = status == 403 ? "Forbidden" : status == 400 ? "Bad Request" :
+				   status == 504 ? "Gateway Timeout" : "Bad Gateway";
+		_cleanup_free_ char *body = isd_xasprintf("isd: %s %s %s: %s\n", c->what, target,
+							  status == 403 ? "denied" : "failed", reason);
+		int n = snprintf(head, sizeof(head),
+				 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", status, text, strlen(body));
+		buf_append(&c->u2c, head, (size_t)n);
+		buf_append(&c->u2c, body, strlen(body));
+	} else {
+		/* capture, forward, or a tunnel already answered: only closing is left */
+		conn_close(p, c);
+		return;
+	}
+	c->state = ST_LINGER;
+	c->deadline = time(NULL) + LINGER_TIMEOUT;
+	pump(p, c);
+}
+
+void deny_not_allowed(struct isd_proxy *p, struct conn *c)
+{
+	char target[300], reason[700];
+
+	format_target(c->host, c->port, target, sizeof(target));
+	snprintf(reason, sizeof(reason), "%s is not in the allowlist; add --allow %s", target, target);
+	conn_fail(p, c, 403, reason);
+}
+

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sandbox's DNS stub (127.0.0.1:53, UDP and TCP).  It knows no real
+ * addresses: an allowed name gets an address from the fake range
+ * 198.18.0.0/15, which is local inside the sandbox, so that a tool that
+ * ignores the proxy variables connects to isd's capture listeners, which
+ * map the address back to the name and apply the same allowlist.  Every
+ * other name gets NXDOMAIN at once (logged with the reason) instead of a
+ * timeout.
+ */
+#define _GNU_SOURCE
+#include "proxy-internal.h"
+#include "isd/util.h"
+
+#include <string.h>
+#include <sys/socket.h>
+
+void fakes_init(struct isd_proxy *p)
+{
+	struct isd_static_name *names = NULL;
+	size_t n = isd_netcfg_static_names(p->cfg, &names);
+
+	p->fakes = isd_xcalloc(n ? n : 1, sizeof(*p->fakes));
+	for (size_t i = 0; i < n; i++) {
+		p->fakes[i].name = isd_steal_ptr(names[i].name);
+		p->fakes[i].fake = names[i].fake;
+	}
+	p->n_fakes = n;
+	p->next_dynamic = ISD_FAKE_DYNAMIC;
+	isd_static_names_free(names, n);
+}
+
+void fakes_free(struct isd_proxy *p)
+{
+	for (size_t i = 0; i < p->n_fakes; i++)
+		free(p->fakes[i].name);
+	free(p->fakes);
+	p->fakes = NULL;
+	p->n_fakes = 0;
+	for (size_t i = 0; i < p->n_dns_logged; i++)
+		free(p->dns_logged[i]);
+	free(p->dns_logged);
+	p->dns_logged = NULL;
+	p->n_dns_logged = 0;
+}
+
+const char *fake_lookup(const struct isd_proxy *p, uint32_t fake)
+{
+	for (size_t i = 0; i < p->n_fakes; i++)
+		if (p->fakes[i].fake == fake)
+			return p->fakes[i].name;
+	return NULL;
+}
+
+/* The fake address of an allowed name (0 when the range is used up). */
+static uint32_t fake_for(struct isd_proxy *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_fakes; i++)
+		if (!strcmp(p->fakes[i].name, name))
+			return p->fakes[i].fake;
+	if (p->next_dynamic > ISD_FAKE_END)
+		return 0;
+	p->fakes = isd_xrealloc(p->fakes, (p->n_fakes + 1) * sizeof(*p->fakes));
+	p->fakes[p->n_fakes].name = isd_xstrdup(name);
+	p->fakes[p->n_fakes].fake = p->next_dynamic++;
+	return p->fakes[p->n_fakes++].fake;
+}
+
+/* Tools retry a failed lookup several times (A and AAAA, each resolver
+ * attempt): one line per name is enough. */
+static bool first_denial(struct isd_proxy *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_dns_logged; i++)
+		if (!strcmp(p->dns_logged[i], name))
+			return false;
+	if (p->n_dns_logged >= 1024)
+		return false;
+	p->dns_logged = isd_xrealloc(p->dns_logged, (p->n_dns_logged + 1) * sizeof(*p->dns_logged));
+	p->dns_logged[p->n_dns_logged++] = isd_xstrdup(name);
+	return true;
+}
+
+/* One query in, one answer out; returns the answer's length or -1. */
+static int answer(struct isd_proxy *p, const uint8_t *q, size_t qlen, uint8_t *out, size_t out_size)
+{
+	struct isd_dns_query query;
+	struct isd_addr lit;
+	int rcode = 0;
+	uint32_t fake = 0;
+
+	if (isd_dns_parse_query(q, qlen, &query) < 0) {
+		/* FORMERR when there is at least a header to answer */
+		if (qlen < 12)
+			return -1;
+		memcpy(out, q, 12);
+		out[2] = (uint8_t)(0x80 | (q[2] & 0x78));
+		out[3] = 0x81;
+		memset(out + 4, 0, 8);
+		return 12;
+	}
+	if ((query.flags & 0x7800) != 0)
+		rcode = 4; /* only standard queries */
+	else if (!query.name[0] || isd_addr_parse(query.name, &lit) == 0)
+		rcode = 3;
+	else if (isd_allow_match(p->cfg, query.name, ISD_PORT_ANY) || isd_netcfg_find_host(p->cfg, query.name)) {
+		fake = fake_for(p, query.name);
+		if (!fake)
+			rcode = 2;
+	} else {
+		rcode = 3;
+		if (first_denial(p, query.name))
+			proxy_log(p, true, "denied DNS %s: %s is not in the allowlist (add --allow %s)", query.name,
+				  query.name, query.name);
+	}
+	return isd_dns_build_answer(q, &query, rcode, fake, out, out_size);
+}
+
+void dns_handle_udp(struct isd_proxy *p, int fd)
+{
+	for (int i = 0; i < 64; i++) {
+		uint8_t q[1500], out[1600];
+		struct sockaddr_storage from;
+		socklen_t fromlen = sizeof(from);
+		ssize_t n = recvfrom(fd, q, sizeof(q), MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
+		int len;
+
+		if (n < 0)
+			return;
+		len = answer(p, q, (size_t)n, out, sizeof(out));
+		if (len > 0)
+			(void)!sendto(fd, out, (size_t)len, MSG_DONTWAIT, (struct sockaddr *)&from, fromlen);
+	}
+}
+
+bool dns_handle_tcp(struct isd_proxy *p, struct conn *c)
+{
+	while (c->in.len >= 2) {
+		uint8_t *b = (uint8_t *)c->in.data;
+		size_t qlen = (size_t)b[0] << 8 | b[1];
+		uint8_t out[1600];
+		int len;
+
+		if (qlen < 12 || qlen > 1500)
+			return false;
+		if (c->in.len < 2 + qlen)
+			return true;
+		len = answer(p, b + 2, qlen, out + 2, sizeof(out) - 2);
+		if (len <= 0)
+			return false;
+		out[0] = (uint8_t)(len >> 8);
+		out[1] = (uint8_t)len;
+		if (c->u2c.len + (size_t)len + 2 > c->u2c.cap) {
+			c->u2c.cap = c->u2c.len + (size_t)len + 2;
+			c->u2c.data = isd_xrealloc(c->u2c.data, c->u2c.cap);
+		}
+		if (c->u2c.len && c->u2c.off)
+			memmove(c->u2c.data, c->u2c.data + c->u2c.off, c->u2c.len);
+		c->u2c.off = 0;
+		memcpy(c->u2c.data + c->u2c.len, out, (size_t)len + 2);
+		c->u2c.len += (size_t)len + 2;
+		memmove(c->in.data, c->in.data + 2 + qlen, c->in.len - 2 - qlen);
+		c->in.len -= 2 + qlen;
+	}
+	return true;
+}

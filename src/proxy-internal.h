@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internals shared by src/proxy*.c (the relay thread's state). */
+#ifndef ISD_PROXY_INTERNAL_H
+#define ISD_PROXY_INTERNAL_H
+
+#include "isd/proxy.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+
+#define RELAY_BUF (128 * 1024) /* per direction and connection */
+#define HEAD_TIMEOUT 30        /* s: request, greeting, ClientHello */
+#define CONNECT_TIMEOUT 30
+#define LINGER_TIMEOUT 2       /* s: draining after an error answer */
+#define MAX_CONNS 4096
+
+enum ev_kind {
+	EV_LISTENER,
+	EV_CLIENT,
+	EV_UPSTREAM,
+	EV_DNS_UDP,
+	EV_WAKE,
+	EV_RESOLVED,
+};
+
+/* The first member of everything registered with epoll. */
+struct ev {
+	enum ev_kind kind;
+};
+
+struct listener {
+	struct ev ev;
+	int fd;
+	int role;
+	uint32_t index;
+	struct listener *next;
+};
+
+struct relay_buf {
+	char *data;
+	size_t off, len, cap;
+};
+
+enum conn_state {
+	ST_HEAD,        /* reading the request / greeting / hello */
+	ST_SOCKS_REQ,   /* greeting answered, reading the SOCKS request */
+	ST_RESOLVING,   /* waiting for the resolver */
+	ST_CONNECTING,  /* non-blocking connect in flight */
+	ST_SNI,         /* tunnel to 443 open, checking the ClientHello */
+	ST_RELAY,
+	ST_LINGER,      /* error response written, draining until EOF */
+};
+
+enum conn_kind {
+	CK_PROXY,
+	CK_CAPTURE,
+	CK_FORWARD,
+	CK_FORWARD_UNIX,
+	CK_DNS_TCP,
+};
+
+struct resolve_job;
+
+struct conn {
+	struct ev cev; /* EV_CLIENT */
+	struct ev uev; /* EV_UPSTREAM */
+	int cfd, ufd;
+	enum conn_state state;
+	enum conn_kind kind;
+	bool socks, sni_check, no_policy, dead;
+	bool c_eof, u_eof, c_shut, u_shut;
+	uint16_t port;
+	char host[256];
+	char what[24];          /* CONNECT, GET, SOCKS5, capture, forward ... */
+	struct relay_buf in;     /* head bytes before the relay starts */
+	struct relay_buf c2u, u2c;
+	struct isd_addr addrs[16];
+	size_t n_addrs, next_addr;
+	struct isd_addr connected;
+	char *pending;           /* bytes for upstream once connected */
+	size_t pending_len;
+	uint64_t up, down;
+	time_t deadline;         /* 0 = none */
+	struct resolve_job *job;
+	int fwd_index;
+	struct conn *prev, *next;
+};
+
+struct fake_entry {
+	char *name;
+	uint32_t fake;
+};
+
+struct isd_proxy {
+	const struct isd_spec *spec;
+	const struct isd_netcfg *cfg;
+	int epfd, wake_fd;
+	struct ev wake_ev, resolved_ev;
+	struct listener *listeners;
+	struct conn *conns;
+	struct conn *dead; /* closed during this batch of events */
+	size_t n_conns;
+	pthread_t thread;
+	bool started;
+	FILE *log;          /* --network-log, or NULL: denials to stderr */
+	struct isd_addr *own; /* the host's own addresses */
+	size_t n_own;
+	/* fake address <-> name */
+	struct fake_entry *fakes;
+	size_t n_fakes;
+	uint32_t next_dynamic;
+	char **dns_logged;  /* names whose denial was logged already */
+	size_t n_dns_logged;
+	/* resolver pool */
+	pthread_t workers[4];
+	size_t n_workers;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct resolve_job *queue;
+	bool stopping;
+	int resolved_pipe[2];
+};
+
+struct resolve_job {
+	struct conn *conn; /* NULL once the connection went away */
+	char name[256];
+	int err;           /* EAI_* or 0 */
+	struct isd_addr addrs[16];
+	size_t n_addrs;
+	struct resolve_job *next;
+};
+
+/* proxy-conn.c */
+void epoll_add(struct isd_proxy *p, int fd, struct ev *ev, uint32_t events);
+struct conn *conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd);
+void conn_close(struct isd_proxy *p, struct conn *c);
+void free_dead(struct isd_proxy *p);
+void buf_append(struct relay_buf *b, const void *data, size_t len);
+int buf_fill(int fd, struct relay_buf *b, size_t max);
+void in_to_upstream(struct conn *c);
+bool pump(struct isd_proxy *p, struct conn *c);
+void conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reason);
+void deny_not_allowed(struct isd_proxy *p, struct conn *c);
+/* proxy.c */
+/* "host:port", "[v6]:port" */
+void format_target(const char *host, uint16_t port, char *buf, size_t len);
+void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* proxy-dns.c */
+void dns_handle_udp(struct isd_proxy *p, int fd);
+/* Answers for as many complete queries as in holds; returns false to close. */
+bool dns_handle_tcp(struct isd_proxy *p, struct conn *c);
+const char *fake_lookup(const struct isd_proxy *p, uint32_t fake);
+void fakes_init(struct isd_proxy *p);
+void fakes_free(struct isd_proxy *p);
+/* proxy-resolve.c */
+int resolver_start(struct isd_proxy *p);
+void resolver_stop(struct isd_proxy *p);
+void resolver_submit(struct isd_proxy *p, struct conn *c, const char *name);
+/* Reads finished jobs; calls done() for each whose connection lives. */
+void resolver_collect(struct isd_proxy *p, void (*done)(struct isd_proxy *, struct conn *, struct resolve_job *));
+
+#endif

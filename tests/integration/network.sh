@@ -1,0 +1,390 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Network modes: none, host, netless (allowlist proxy, DNS stub, capture,
+# forwards) and private.  Traffic goes only to servers this file starts on
+# the host's loopback, or in a network namespace it creates itself.
+
+NETDIR=$ISD_TEST_SRCDIR/tests/network
+# The python3 of the host image, as the payload sees it (not a shim in $HOME).
+SPY=/usr/bin/python3
+
+# Throw-away CA and a certificate for web.test and other.test.
+make_certs() {
+	command -v openssl >/dev/null || skip "openssl is not installed"
+	(
+		cd "$T" || exit 1
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem \
+			-days 2 -subj /CN=isd-test-ca -addext basicConstraints=critical,CA:TRUE \
+			-addext keyUsage=critical,keyCertSign,cRLSign &&
+			openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout leaf.key \
+				-out leaf.csr -subj /CN=web.test &&
+			printf 'subjectAltName=DNS:web.test,DNS:other.test\nbasicConstraints=CA:FALSE\n' >leaf.ext &&
+			openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out leaf.pem -days 2 \
+				-extfile leaf.ext
+	) >"$T/openssl.log" 2>&1 || fail "making test certificates: $(cat "$T/openssl.log")"
+}
+
+# start_server NAME ARGS...: runs serve.py, waits for its port, sets
+# ${NAME}_PORT; every server is stopped when the test exits.
+start_server() {
+	name=$1
+	shift
+	"$HPY" "$NETDIR/serve.py" "$@" &
+	echo $! >>"$T/pids"
+	i=0
+	while [ ! -s "$T/$name.port" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "test server $name did not start"
+		sleep 0.05
+	done
+	eval "${name}_PORT=\$(cat \"\$T/\$name.port\")"
+}
+
+stop_servers() {
+	[ -f "$T/pids" ] && kill $(cat "$T/pids") 2>/dev/null
+	wait 2>/dev/null
+}
+
+# Servers, content and the usual netless flags ($NL).
+net_setup() {
+	command -v curl >/dev/null || skip "curl is not installed"
+	[ -x "$SPY" ] || skip "$SPY is not installed"
+	HPY=$(command -v python3) || skip "python3 is not installed"
+	trap stop_servers EXIT
+	make_certs
+	mkdir -p "$T/www"
+	echo hello >"$T/www/hello.txt"
+	start_server http http "$T/www" "$T/http.port"
+	start_server https https "$T/www" "$T/https.port" "$T/leaf.pem" "$T/leaf.key"
+	NL="--network netless --add-host web.test:127.0.0.1 --allow web.test:$https_PORT --allow web.test:$http_PORT -v $T/ca.pem:/ca.pem:ro -v $NETDIR:/net:ro"
+}
+
+test_network_options_validated() {
+	for bad in "--network bogus" "--allow x.test" "--network netless --allow bad_host!" \
+		"--network netless --allow x.test:99999" "--network netless --allow x.test:0" \
+		"--network netless --proxy-port 0" "--network host --forward 8080:127.0.0.1:80" \
+		"--network netless --forward 3128:127.0.0.1:80" "--add-host nocolon" \
+		"--network netless --allow-file $T/missing" "--forward-unix relative:/x"; do
+		# shellcheck disable=SC2086
+		run_isd exec $bad -- true
+		expect_rc 125 "$bad"
+		[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "$bad: error must be one line: $err"
+	done
+	run_isd exec --allow x.test -- true
+	expect_contains "$err" "need --network netless"
+	run_isd exec --network bogus -- true
+	expect_contains "$err" "known: none, host, private, netless"
+	printf '# comment\napi.x.test\n*.cdn.x.test:*  # trailing\n\n' >"$T/allow"
+	run_isd exec --print-spec --network netless --allow-file "$T/allow" --add-host h.test:127.0.0.1 \
+		--forward 9000:127.0.0.1:9001 -- true
+	expect_rc 0
+	expect_contains "$out" '"network_config"'
+	expect_contains "$out" '"host": "*.cdn.x.test"'
+	expect_contains "$out" '"port": "*"'
+	expect_contains "$out" '"host": "api.x.test"'
+	expect_contains "$out" '"h.test:127.0.0.1"'
+	expect_contains "$out" '"sandbox": 9000'
+	expect_contains "$out" 'HTTPS_PROXY=http://127.0.0.1:3128'
+	printf 'bad host!\n' >"$T/allow"
+	run_isd exec --network netless --allow-file "$T/allow" -- true
+	expect_rc 125
+	expect_contains "$err" "line 1"
+}
+
+test_network_host_warns() {
+	run_isd exec --network host -- true
+	expect_rc 0
+	expect_contains "$err" "warning"
+	expect_contains "$err" "loopback"
+	expect_contains "$err" "abstract unix sockets"
+	run_isd exec --network none -- true
+	expect_eq "$err" "" "no warning for none"
+}
+
+test_network_none_forward() {
+	net_setup
+	run_isd exec --network none --forward "9000:127.0.0.1:$http_PORT" -- sh -c 'cat /proc/net/route | wc -l; curl -sS http://127.0.0.1:9000/hello.txt'
+	expect_rc 0
+	expect_eq "$out" "1
+hello" "a forwarded port reaches the host's loopback server; no routes"
+	run_isd exec --network none -- curl -sS --max-time 5 "http://127.0.0.1:$http_PORT/hello.txt"
+	[ "$rc" -ne 0 ] || fail "none: the host's loopback is reachable"
+}
+
+test_netless_https_allowed() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- sh -c "env | grep -c -i -E '^(https?|all|no)_proxy=' ; curl -sS --cacert /ca.pem https://web.test:$https_PORT/hello.txt"
+	expect_rc 0
+	expect_eq "$out" "8
+hello" "HTTPS through CONNECT with certificate verification"
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- curl -sS "http://web.test:$http_PORT/hello.txt"
+	expect_eq "$out" hello "plain http:// through the proxy"
+	# ALL_PROXY is socks5h: names resolve host-side
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- env -u HTTPS_PROXY -u https_proxy curl -sS --cacert /ca.pem "https://web.test:$https_PORT/hello.txt"
+	expect_eq "$out" hello "SOCKS5 through ALL_PROXY"
+}
+
+test_netless_denied() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- curl -sS -x http://127.0.0.1:3128 -o /dev/null -w '%{http_code}' http://evil.test/
+	expect_eq "$out" 403 "plain http to a name not allowed"
+	expect_contains "$err" "--allow evil.test:80"
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- curl -sS -p -x http://127.0.0.1:3128 https://evil.test:8443/
+	[ "$rc" -ne 0 ] || fail "CONNECT to a name not allowed succeeded"
+	expect_contains "$err" "denied CONNECT evil.test:8443"
+	expect_contains "$err" "add --allow evil.test:8443"
+	# the body names the rule too
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- curl -sS -x http://127.0.0.1:3128 http://evil.test:81/
+	expect_contains "$out" "add --allow evil.test:81"
+	# an IP literal only when listed as such
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$http_PORT/hello.txt" -x http://127.0.0.1:3128 --noproxy ''
+	expect_eq "$out" 403 "IP literal not listed"
+	# shellcheck disable=SC2086
+	run_isd exec $NL --allow "127.0.0.1:$http_PORT" -- curl -sS "http://127.0.0.1:$http_PORT/hello.txt" -x http://127.0.0.1:3128 --noproxy ''
+	expect_eq "$out" hello "IP literal listed"
+	# SOCKS5 refusal
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- curl -sS --max-time 10 --socks5-hostname 127.0.0.1:3128 http://evil.test/
+	[ "$rc" -ne 0 ] || fail "SOCKS5 to a name not allowed succeeded"
+	expect_contains "$err" "denied SOCKS5 evil.test:80"
+}
+
+test_netless_direct_fails() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- sh -c "cat /proc/net/route | wc -l; curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:$http_PORT/hello.txt || echo refused"
+	expect_eq "$out" "1
+refused" "no routes, the host's loopback unreachable"
+	# a fake address that no name stands for
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- sh -c "curl -sS --noproxy '*' --max-time 5 http://198.18.7.7/ || echo refused"
+	expect_contains "$out" refused
+}
+
+test_netless_forward() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL --forward "127.0.0.1:$http_PORT" --forward "9001:localhost:$http_PORT" -- sh -c \
+		"curl -sS http://127.0.0.1:$http_PORT/hello.txt; curl -sS http://localhost:9001/hello.txt"
+	expect_rc 0
+	expect_eq "$out" "hello
+hello" "--forward in netless mode (NO_PROXY covers loopback)"
+}
+
+test_netless_forward_unix() {
+	net_setup
+	"$HPY" "$NETDIR/serve.py" unix-echo "$T/echo.sock" &
+	echo $! >>"$T/pids"
+	i=0
+	while [ ! -S "$T/echo.sock" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "unix echo server did not start"
+		sleep 0.05
+	done
+	run_isd exec --network none --forward-unix "/run/agent/echo.sock:$T/echo.sock" -- "$SPY" -c '
+import socket
+s = socket.socket(socket.AF_UNIX); s.connect("/run/agent/echo.sock"); s.sendall(b"hi\n"); print(s.recv(100).decode().strip())'
+	expect_rc 0
+	expect_eq "$out" "echo: hi" "--forward-unix"
+	run_isd exec --network none --forward-unix "/usr/echo.sock:$T/echo.sock" -- true
+	expect_rc 125 "a sandbox path on the read-only root"
+	expect_contains "$err" "/usr/echo.sock"
+}
+
+test_netless_parallel_downloads() {
+	net_setup
+	head -c 262144 /dev/urandom >"$T/www/blob"
+	want=$(sha256sum <"$T/www/blob" | cut -d' ' -f1)
+	args=""
+	i=0
+	while [ $i -lt 200 ]; do
+		args="$args -o /tmp/f$i https://web.test:$https_PORT/blob"
+		i=$((i + 1))
+	done
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- sh -c "curl -sS --cacert /ca.pem -Z --parallel-max 200 $args && sha256sum /tmp/f* | cut -d' ' -f1 | sort | uniq -c"
+	expect_rc 0
+	expect_eq "$(echo $out)" "200 $want" "200 parallel downloads intact"
+}
+
+test_netless_malformed_request() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- "$SPY" -c "
+import socket
+def ask(data):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+    s.sendall(data)
+    r = b''
+    while True:
+        c = s.recv(4096)
+        if not c: break
+        r += c
+    return r.split(b'\r\n')[0].decode()
+print(ask(b'GARBAGE\x01 / HTTP/1.1\r\n\r\n'))
+print(ask(b'GET http://web.test:$http_PORT/ HTTP/1.1\r\nX: ' + b'a' * 40000 + b'\r\n\r\n'))
+print(ask(b'GET http://web.test:$http_PORT/ HTTP/1.1\r\n folded\r\n\r\n'))
+print(ask(b'GET /hello.txt HTTP/1.1\r\nHost: web.test\r\n\r\n'))
+print(ask(b'GET http://web.test:$http_PORT/hello.txt HTTP/1.1\r\nHost: web.test\r\n\r\n'))
+"
+	expect_rc 0
+	expect_eq "$out" "HTTP/1.1 400 Bad Request
+HTTP/1.1 400 Bad Request
+HTTP/1.1 400 Bad Request
+HTTP/1.1 400 Bad Request
+HTTP/1.1 200 OK" "malformed requests get 400, then the proxy serves"
+}
+
+test_netless_dns_and_capture() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- sh -c "python3=$SPY
+		\$python3 /net/dnsquery.py web.test; \$python3 /net/dnsquery.py WEB.test. tcp
+		\$python3 /net/dnsquery.py evil.test; \$python3 /net/dnsquery.py evil.test tcp"
+	expect_rc 0
+	expect_eq "$out" "A 198.18.0.2
+A 198.18.0.2
+NXDOMAIN
+NXDOMAIN" "the DNS stub answers allowed names only"
+	expect_contains "$err" "denied DNS evil.test: evil.test is not in the allowlist (add --allow evil.test)"
+	# a tool that ignores the proxy variables: /etc/hosts and the DNS
+	# stub lead to the fake address, the capture applies the allowlist
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- sh -c "curl -sS --noproxy '*' --cacert /ca.pem https://web.test:$https_PORT/hello.txt
+		ip=\$($SPY /net/dnsquery.py web.test | cut -d' ' -f2)
+		curl -sS --noproxy '*' --cacert /ca.pem --connect-to web.test:$https_PORT:\$ip:$https_PORT https://web.test:$https_PORT/hello.txt
+		curl -sS --noproxy '*' http://web.test:$http_PORT/hello.txt"
+	expect_rc 0
+	expect_eq "$out" "hello
+hello
+hello" "capture of an allowed name"
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- curl -sS --noproxy '*' --max-time 20 https://evil.test/
+	[ "$rc" -ne 0 ] || fail "a name not allowed was reached"
+	[ $(($(date +%s) - start)) -lt 10 ] || fail "a name not allowed took more than 10 s to fail"
+	expect_contains "$err" "denied DNS evil.test"
+}
+
+test_netless_no_rebinding_to_host() {
+	net_setup
+	# the host resolves localhost to loopback: refused unless that address is allowed
+	run_isd exec --network netless --allow "localhost:$http_PORT" -- env -u NO_PROXY -u no_proxy \
+		curl -sS -o /dev/null -w '%{http_code}' "http://localhost:$http_PORT/hello.txt"
+	expect_eq "$out" 403 "a name resolving to loopback"
+	expect_contains "$err" "resolves to"
+	expect_contains "$err" "loopback"
+	run_isd exec --network netless --allow "localhost:$http_PORT" --allow "127.0.0.1:$http_PORT" -- \
+		env -u NO_PROXY -u no_proxy curl -sS "http://localhost:$http_PORT/hello.txt"
+	expect_eq "$out" hello "allowed when the address itself is allowed"
+	# --add-host makes its address explicitly allowed for that name
+	run_isd exec --network netless --allow "localhost:$http_PORT" --add-host localhost:127.0.0.1 -- \
+		env -u NO_PROXY -u no_proxy curl -sS "http://localhost:$http_PORT/hello.txt"
+	expect_eq "$out" hello "--add-host address"
+}
+
+test_netless_sni_must_match() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- sh -c "openssl s_client -proxy 127.0.0.1:3128 -connect web.test:$https_PORT -servername web.test \
+		-CAfile /ca.pem -verify_return_error </dev/null 2>&1 | grep -q 'Verify return code: 0' && echo verified"
+	expect_eq "$out" verified "matching SNI"
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- sh -c "openssl s_client -proxy 127.0.0.1:3128 -connect web.test:$https_PORT -servername other.test \
+		-CAfile /ca.pem </dev/null >/dev/null 2>&1; echo done"
+	expect_contains "$err" "TLS server name other.test differs from the CONNECT target web.test"
+}
+
+test_netless_network_log() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL --network-log "$T/net.log" -- sh -c "curl -sS --cacert /ca.pem https://web.test:$https_PORT/hello.txt; curl -sS -o /dev/null http://evil.test/"
+	expect_eq "$out" hello
+	expect_not_contains "$err" "denied" "denials go to the log file"
+	log=$(cat "$T/net.log")
+	expect_contains "$log" "allowed CONNECT web.test:$https_PORT via 127.0.0.1 up="
+	expect_contains "$log" "denied GET evil.test:80"
+	printf '%s\n' "$log" | grep -q '^20[0-9-]*T[0-9:]*Z ' || fail "log lines start with a UTC time: $log"
+}
+
+private_usable() {
+	command -v pasta >/dev/null || command -v slirp4netns >/dev/null ||
+		[ -x /usr/bin/pasta ] || [ -x /usr/bin/slirp4netns ] || skip "neither pasta (passt) nor slirp4netns is installed"
+	[ -r /dev/net/tun ] && [ -w /dev/net/tun ] || skip "/dev/net/tun is not usable by this user (mode 0600: chmod 0666 /dev/net/tun)"
+	awk '$2 == "00000000" {found = 1} END {exit !found}' /proc/net/route ||
+		skip "isd's own network namespace has no default route to share (nested with an unshared network?)"
+}
+
+# private_check HELPER: the sandbox has an interface, an address and a
+# default route; the host's loopback services stay out of reach.
+private_check() {
+	export ISD_PRIVATE_NET_HELPER=$1
+	run_isd exec --network private -- sh -c 'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | grep -v "^lo$" | head -1
+		awk "\$2 == \"00000000\" {print \"default via\", \$1}" /proc/net/route | head -1'
+	expect_rc 0 "$1"
+	iface=$(printf '%s\n' "$out" | head -1)
+	[ -n "$iface" ] || fail "$1: no interface besides lo: $out $err"
+	expect_contains "$out" "default via $iface" "$1: a default route"
+	run_isd exec --network private -- sh -c "awk '/32 host LOCAL/ {print prev} {prev = \$2}' /proc/net/fib_trie | grep -v '^127\.' | head -1"
+	[ -n "$out" ] || fail "$1: no address on $iface"
+	run_isd exec --network private -- curl -sS --max-time 5 "http://127.0.0.1:$http_PORT/hello.txt"
+	[ "$rc" -ne 0 ] || fail "$1: the host's loopback service is reachable"
+	unset ISD_PRIVATE_NET_HELPER
+}
+
+test_private_network_pasta() {
+	command -v pasta >/dev/null || [ -x /usr/bin/pasta ] || skip "pasta (package passt) is not installed"
+	private_usable
+	net_setup
+	private_check pasta
+}
+
+test_private_network_slirp4netns() {
+	command -v slirp4netns >/dev/null || [ -x /usr/bin/slirp4netns ] || skip "slirp4netns is not installed"
+	private_usable
+	net_setup
+	private_check slirp4netns
+}
+
+test_private_missing_helper() {
+	run_isd exec --network private --print-spec -- true
+	expect_rc 0
+	expect_contains "$out" '"network": "private"'
+	ISD_PRIVATE_NET_HELPER=none run_isd exec --network private -- true
+	expect_rc 125 "no pasta and no slirp4netns"
+	expect_contains "$err" "install the package passt"
+}
+
+test_private_reaches_test_netns() {
+	[ "$(id -u)" -eq 0 ] || skip "making a network namespace with a veth pair needs root"
+	command -v ip >/dev/null || skip "ip (iproute2) is not installed"
+	private_usable
+	net_setup
+	ns=isdtest-$$
+	ip netns add "$ns" || skip "ip netns add failed (nested without privileges?)"
+	# shellcheck disable=SC2064
+	trap "stop_servers; ip netns del $ns 2>/dev/null; ip link del isdv$$ 2>/dev/null" EXIT
+	ip link add "isdv$$" type veth peer name eth0 netns "$ns" || skip "creating a veth pair failed"
+	ip addr add 10.213.77.1/30 dev "isdv$$"
+	ip link set "isdv$$" up
+	ip -n "$ns" addr add 10.213.77.2/30 dev eth0
+	ip -n "$ns" link set eth0 up
+	ip -n "$ns" link set lo up
+	SERVE_ADDR=10.213.77.2 ip netns exec "$ns" "$HPY" "$NETDIR/serve.py" http "$T/www" "$T/ns.port" &
+	echo $! >>"$T/pids"
+	i=0
+	while [ ! -s "$T/ns.port" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "server in $ns did not start"
+		sleep 0.05
+	done
+	run_isd exec --network private -- curl -sS --max-time 10 "http://10.213.77.2:$(cat "$T/ns.port")/hello.txt"
+	expect_rc 0
+	expect_eq "$out" hello "private reaches a server in the test's own namespace"
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Test servers on the host's loopback for tests/integration/network.sh.
+
+serve.py http DIR PORTFILE            HTTP on 127.0.0.1:<free port>
+serve.py https DIR PORTFILE CERT KEY  the same over TLS
+serve.py unix-echo PATH               a unix socket that echoes one line
+
+SERVE_ADDR overrides the address (a test's own network namespace only).
+The chosen port goes to PORTFILE once the server listens.  Servers stop on
+SIGTERM, and by themselves after --lifetime seconds (default 300) so that a
+crashed test never leaves one behind.
+"""
+import http.server
+import os
+import signal
+import socket
+import socketserver
+import ssl
+import sys
+import threading
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+
+
+def lifetime():
+    t = threading.Timer(300, lambda: os._exit(0))
+    t.daemon = True
+    t.start()
+
+
+def serve_http(directory, portfile, cert=None, key=None):
+    os.chdir(directory)
+    srv = Server((os.environ.get("SERVE_ADDR", "127.0.0.1"), 0), Handler)
+    if cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    with open(portfile + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(portfile + ".tmp", portfile)
+    srv.serve_forever()
+
+
+def serve_unix_echo(path):
+    class Echo(socketserver.StreamRequestHandler):
+        def handle(self):
+            self.wfile.write(b"echo: " + self.rfile.readline())
+
+    class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+        daemon_threads = True
+
+    srv = UnixServer(path, Echo)
+    srv.serve_forever()
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
+    lifetime()
+    kind = sys.argv[1]
+    if kind == "http":
+        serve_http(sys.argv[2], sys.argv[3])
+    elif kind == "https":
+        serve_http(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+    elif kind == "unix-echo":
+        serve_unix_echo(sys.argv[2])
+    else:
+        sys.exit("unknown server kind " + kind)
+
+
+if __name__ == "__main__":
+    main()
