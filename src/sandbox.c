@@ -132,9 +132,9 @@ static _Noreturn void payload_main(const struct child_args *a, const sigset_t *o
 	}
 	if (pty_slave >= 0 && isd_pty_attach(pty_slave) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
-	if ((spec->build_caps ? isd_caps_keep_build_set() : isd_caps_drop_all()) < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-	/* A non-zero uid loses every capability here, as in Docker. */
+	/* Capabilities, securebits and no_new_privs come from init, which set
+	 * them before starting us.  A non-zero uid loses every capability here,
+	 * as in Docker. */
 	if (spec->n_uid_ranges && isd_userns_become(spec->uid, spec->gid) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
@@ -154,6 +154,33 @@ static _Noreturn void payload_main(const struct child_args *a, const sigset_t *o
 
 	r = exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"));
 	report_and_exit(r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
+}
+
+struct payload_start {
+	const struct child_args *a;
+	const sigset_t *old_mask;
+	int pty_slave;
+};
+
+static int payload_trampoline(void *arg)
+{
+	const struct payload_start *ps = arg;
+
+	if (ps->a->spec->pid_host)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	payload_main(ps->a, ps->old_mask, ps->pty_slave);
+}
+
+/* Like fork, without copying init's page tables: the payload shares init's
+ * memory until its execve (CLONE_VM) while init waits (CLONE_VFORK), on a
+ * stack of its own.  payload_main only writes its own stack, per-task
+ * state and, on failure, the error buffer right before _exit. */
+static pid_t spawn_payload(const struct child_args *a, const sigset_t *old_mask, int pty_slave)
+{
+	static char stack[256 * 1024] __attribute__((aligned(64)));
+	struct payload_start ps = {.a = a, .old_mask = old_mask, .pty_slave = pty_slave};
+
+	return clone(payload_trampoline, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &ps);
 }
 
 static int wait_for_parent_byte(void)
@@ -272,25 +299,25 @@ static _Noreturn void child_main(const struct child_args *a)
 	if (isd_init_block_signals(&old_mask) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
-	payload = fork();
+	/* The payload inherits its capability state from init: every
+	 * capability dropped, securebits locked and no_new_privs set (isd
+	 * build's RUN keeps Docker's default set instead).  init itself keeps
+	 * nothing that could help the payload either: no capabilities, no
+	 * setup socket, and not dumpable, so /proc/1 (and the isd binary behind
+	 * /proc/1/exe) stays out of the payload's reach. */
+	if ((spec->build_caps ? isd_caps_keep_build_set() : isd_caps_drop_all()) < 0)
+		report_and_exit(ISD_EXIT_FAILURE);
+	prctl(PR_SET_DUMPABLE, 0);
+
+	payload = spawn_payload(a, &old_mask, pty_slave);
 	if (payload < 0) {
 		isd_error(-errno, "starting the payload");
 		report_and_exit(ISD_EXIT_FAILURE);
 	}
-	if (payload == 0) {
-		if (spec->pid_host)
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-		payload_main(a, &old_mask, pty_slave);
-	}
 	if (pty_slave >= 0)
 		close(pty_slave);
-
-	/* init keeps nothing that could help the payload: no capabilities, no
-	 * setup socket, and not dumpable, so /proc/1 (and the isd binary behind
-	 * /proc/1/exe) stays out of the payload's reach. */
 	close(SETUP_FD);
-	prctl(PR_SET_DUMPABLE, 0);
-	if (isd_caps_drop_all() < 0)
+	if (spec->build_caps && isd_caps_drop_all() < 0)
 		kill(payload, SIGKILL);
 	_exit(isd_init_run(payload));
 }
