@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "proxy-internal.h"
+#include "isd/pty.h"
 #include "isd/spec.h"
 #include "isd/util.h"
 
@@ -49,7 +50,9 @@ void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...)
 		fprintf(p->log, "%s %s\n", when, msg);
 		fflush(p->log);
 	} else {
-		fprintf(stderr, "isd: network: %s\n", msg);
+		/* While -t holds the caller's terminal in raw mode, a bare \n
+		 * would not return the cursor. */
+		fprintf(stderr, "isd: network: %s%s", msg, isd_pty_terminal_is_raw() ? "\r\n" : "\n");
 	}
 }
 

@@ -59,6 +59,11 @@ void isd_pty_restore_terminal(void)
 	}
 }
 
+bool isd_pty_terminal_is_raw(void)
+{
+	return terminal_is_raw;
+}
+
 void isd_pty_raw_terminal(void)
 {
 	struct termios raw;

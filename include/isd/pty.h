@@ -23,6 +23,8 @@ int isd_pty_attach(int slave);
  * from a signal handler. */
 void isd_pty_raw_terminal(void);
 void isd_pty_restore_terminal(void);
+/* For isd's own messages while the relay runs: lines must end in \r\n. */
+bool isd_pty_terminal_is_raw(void);
 
 /* Copy the caller's window size to the pty (and so SIGWINCH inside). */
 void isd_pty_sync_winsize(int master);
