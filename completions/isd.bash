@@ -9,20 +9,36 @@
 _isd_datadir=${BASH_SOURCE[0]%/bash-completion/completions/*}
 [[ $_isd_datadir == "${BASH_SOURCE[0]}" ]] && _isd_datadir=
 
-# isd exec options, as src/cli.c parses them.  Refused ones (--cap-add,
-# --privileged, -t/--tty) are parsed below but never offered.
+# isd exec options, as src/cli.c parses them (its exec_options table).
+# Refused ones (--cap-add, --privileged) are parsed below but never offered.
 _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
+    --profile --agent --agent-state --project --allow --allow-file --add-host
+    --forward --forward-unix --proxy-port --network-log
     --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
     --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits'
-_isd_exec_opts_noarg='--print-spec --rm --interactive --tty --read-only
-    --privileged --init --help'
+_isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
+    --read-only --privileged --init --help'
 _isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
+    --profile --agent --agent-state --project --allow --allow-file --add-host
+    --forward --forward-unix --proxy-port --network-log
     --cap-drop --memory --memory-swap --memory-reservation --cpus --cpu-shares
     --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
-    --print-spec --rm --interactive --read-only --init --help
-    -e -v -w -u -h -i --'
+    --print-spec --rm --interactive --tty --no-tty --read-only --init --help
+    -e -v -w -u -h -i -t --'
+
+# The agents isd knows (src/profile.c): their command brings the agent
+# profile, and --agent-state knows where they keep their state.
+_isd_agents='omp claude codex pi gemini opencode aider goose amp'
+
+_isd_agent_names()
+{
+    local a
+    for a in $_isd_agents; do
+        printf '%s\n' "$a"
+    done
+}
 
 # $XDG_x_HOME when absolute, as isd reads it, else $HOME/fallback.
 _isd_xdg()
@@ -35,34 +51,55 @@ _isd_xdg()
     fi
 }
 
-_isd_profile_names()
+# The names NAME of the files NAME$2 in the directories isd searches for
+# $1 (seccomp-profiles or profiles): $XDG_CONFIG_HOME/isd/$1, /etc/isd/$1,
+# PREFIX/share/isd/$1, and the source tree when sourced from there.
+_isd_names_in()
 {
     local d f n
-    local -a dirs=("$(_isd_xdg XDG_CONFIG_HOME .config)/isd/seccomp-profiles"
-        /etc/isd/seccomp-profiles /usr/share/isd/seccomp-profiles
-        /usr/local/share/isd/seccomp-profiles)
-    [[ $_isd_datadir ]] && dirs+=("$_isd_datadir/isd/seccomp-profiles")
-    # Sourced from a source tree: completions/../seccomp-profiles.
+    local -a dirs=("$(_isd_xdg XDG_CONFIG_HOME .config)/isd/$1"
+        "/etc/isd/$1" "/usr/share/isd/$1" "/usr/local/share/isd/$1")
+    [[ $_isd_datadir ]] && dirs+=("$_isd_datadir/isd/$1")
+    # Sourced from a source tree: completions/../seccomp-profiles, ../profiles.
     [[ ${BASH_SOURCE[0]} == */completions/isd.bash ]] &&
-        dirs+=("${BASH_SOURCE[0]%/completions/isd.bash}/seccomp-profiles")
-    printf '%s\n' unconfined
+        dirs+=("${BASH_SOURCE[0]%/completions/isd.bash}/$1")
     for d in "${dirs[@]}"; do
-        for f in "$d"/*.json; do
+        for f in "$d"/*"$2"; do
             [[ -f $f ]] || continue
             n=${f##*/}
-            n=${n%.json}
-            [[ $n == .* ]] || printf '%s\n' "$n"
+            n=${n%"$2"}
+            [[ $n && $n != .* ]] && printf '%s\n' "$n"
         done
     done | sort -u
 }
 
-_isd_image_names()
+# Seccomp profiles for --security-opt seccomp= and isd seccomp check.
+_isd_seccomp_names()
+{
+    printf '%s\n' unconfined
+    _isd_names_in seccomp-profiles .json
+}
+
+# Option profiles (*.conf) for --profile and isd profile show|edit.
+_isd_profile_names()
+{
+    _isd_names_in profiles .conf
+}
+
+# The images of the store ($XDG_DATA_HOME/isd/images/NAME).
+_isd_store_names()
 {
     local f
-    printf '%s\n' host
     for f in "$(_isd_xdg XDG_DATA_HOME .local/share)"/isd/images/*; do
         [[ -d $f && ${f##*/} != .* ]] && printf '%s\n' "${f##*/}"
     done
+}
+
+# Values of --image: the built-in host and the store's images.
+_isd_image_names()
+{
+    printf '%s\n' host
+    _isd_store_names
 }
 
 # Add the words of $2 (newline-separated) that start with $1 to COMPREPLY.
@@ -112,7 +149,26 @@ _isd_exec_value()
 {
     local opt=$1 cur=$2 head tail
     case $opt in
-    --network | --net) _isd_add "$cur" $'none\nhost' ;;
+    --network | --net) _isd_add "$cur" $'none\nhost\nprivate\nnetless' ;;
+    --profile)
+        if [[ $cur == */* || $cur == .* ]]; then
+            _isd_files "$cur"
+        else
+            _isd_add "$cur" "$(_isd_profile_names; printf '%s\n' none)"
+        fi
+        ;;
+    --agent | --agent-state) _isd_add "$cur" "$(_isd_agent_names)" ;;
+    --project) _isd_files "$cur" -d ;;
+    --allow-file | --network-log) _isd_files "$cur" ;;
+    --forward-unix)
+        # SANDBOX_PATH:HOST_PATH; the host path is an existing socket.
+        if [[ $cur == *:* ]]; then
+            _isd_paths "${cur%%:*}:" "${cur#*:}"
+        else
+            _isd_add "$cur" $'/run/\n/tmp/'
+            _isd_nospace
+        fi
+        ;;
     --pid) _isd_add "$cur" $'private\nhost' ;;
     --ipc) _isd_add "$cur" $'private\nnone' ;;
     --limits) _isd_add "$cur" $'strict\nbest-effort' ;;
@@ -131,7 +187,7 @@ _isd_exec_value()
             local n
             while IFS= read -r n; do
                 [[ $head$n == "$cur"* ]] && COMPREPLY+=("$head$n")
-            done < <(_isd_profile_names)
+            done < <(_isd_seccomp_names)
             [[ no-new-privileges == "$cur"* ]] && COMPREPLY+=(no-new-privileges)
         fi
         ;;
@@ -327,6 +383,114 @@ _isd_command()
     fi
 }
 
+# isd build -t NAME [-f FILE] [--build-arg K[=V]] [--pull] [--no-cache]
+# [-q] [CONTEXT], as rootfs-builder/build.c parses it.
+_isd_build()
+{
+    local -i i=2
+    local w o cur=${_isd_words[_isd_cword]} want='' context=''
+    local opts_arg='--tag --file --build-arg'
+    local opts_noarg='--pull --no-cache --quiet --help'
+
+    while ((i < _isd_cword)); do
+        w=${_isd_words[i]}
+        if [[ $w == --*=* ]]; then
+            :
+        elif [[ $w == --?* ]]; then
+            local hit='' n=0
+            for o in $opts_arg $opts_noarg; do
+                if [[ $o == "$w" ]]; then
+                    hit=$o n=1
+                    break
+                fi
+                [[ $o == "$w"* ]] && { hit=$o; ((n++)); }
+            done
+            if ((n == 1)) && [[ " $opts_arg " == *" $hit "* ]]; then
+                ((i++))
+                ((i == _isd_cword)) && want=$hit
+            fi
+        elif [[ $w == -?* ]]; then
+            # -t NAME, -f FILE, -q, -h; -tNAME and -qt NAME too.
+            local k
+            for ((k = 1; k < ${#w}; k++)); do
+                if [[ ${w:k:1} == [tf] ]]; then
+                    if ((k == ${#w} - 1)); then
+                        ((i++))
+                        ((i == _isd_cword)) && want=-${w:k:1}
+                    fi
+                    break
+                fi
+            done
+        else
+            context=$w
+        fi
+        ((i++))
+    done
+
+    case $want in
+    --tag | -t) _isd_add "$cur" "$(_isd_store_names)" ;;
+    --file | -f) _isd_files "$cur" ;;
+    --build-arg) [[ $cur == *=* ]] || _isd_compgen -e -- "$cur" ;;
+    *)
+        if [[ $cur == --*=* ]]; then
+            case ${cur%%=*} in
+            --t | --ta | --tag)
+                _isd_add "${cur#*=}" "$(_isd_store_names)" ;;
+            --f | --fi | --fil | --file)
+                _isd_files "${cur#*=}" ;;
+            esac
+            local -i n
+            for ((n = 0; n < ${#COMPREPLY[@]}; n++)); do
+                COMPREPLY[n]=${cur%%=*}=${COMPREPLY[n]}
+            done
+        elif [[ $cur == -* ]]; then
+            for o in $opts_arg $opts_noarg -t -f -q -h; do
+                [[ $o == "$cur"* ]] && COMPREPLY+=("$o")
+            done
+        elif [[ ! $context ]]; then
+            _isd_files "$cur" -d
+        fi
+        ;;
+    esac
+}
+
+# isd image ls|list|inspect NAME|rm NAME...|prune|help
+_isd_image()
+{
+    local cur=${_isd_words[_isd_cword]}
+
+    if ((_isd_cword == 2)); then
+        _isd_add "$cur" $'ls\nlist\ninspect\nrm\nprune\nhelp'
+        return
+    fi
+    case ${_isd_words[2]} in
+    inspect) ((_isd_cword == 3)) && _isd_add "$cur" "$(_isd_store_names)" ;;
+    rm) _isd_add "$cur" "$(_isd_store_names)" ;;
+    esac
+}
+
+# isd profile list|show NAME|edit NAME
+_isd_profile()
+{
+    local cur=${_isd_words[_isd_cword]}
+
+    if ((_isd_cword == 2)); then
+        _isd_add "$cur" $'list\nshow\nedit'
+    elif ((_isd_cword == 3)); then
+        case ${_isd_words[2]} in
+        show)
+            # A name, or the path of a profile file.
+            if [[ $cur == */* || $cur == .* ]]; then
+                _isd_files "$cur"
+            else
+                _isd_add "$cur" "$(_isd_profile_names)"
+            fi
+            ;;
+        edit) _isd_add "$cur" "$(_isd_profile_names)" ;;
+        esac
+    fi
+}
+
 _isd()
 {
     local _isd_words _isd_raw _isd_cword _isd_longopt _isd_trimmed=
@@ -336,7 +500,8 @@ _isd()
 
     if ((_isd_cword == 1)); then
         local w
-        for w in exec run seccomp gc version help --version --help; do
+        for w in exec run build image profile doctor seccomp gc version help \
+            --version --help; do
             [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
         done
         return 0
@@ -355,12 +520,24 @@ _isd()
             elif [[ $cur == */* || $cur == .* ]]; then
                 _isd_files "$cur"
             else
-                _isd_add "$cur" "$(_isd_profile_names)"
+                _isd_add "$cur" "$(_isd_seccomp_names)"
             fi
         fi
         ;;
+    build)
+        _isd_build
+        ;;
+    image | images)
+        _isd_image
+        ;;
+    profile)
+        _isd_profile
+        ;;
+    doctor)
+        ((_isd_cword == 2)) && _isd_add "$cur" --json
+        ;;
     gc)
-        _isd_add "$cur" $'--dry-run\n--help'
+        _isd_add "$cur" $'--dry-run\n-n\n--help'
         ;;
     esac
 

@@ -633,6 +633,12 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 			const char *why = !strcmp(w->file, "memory.swap.max") ? " (swap accounting is off)"
 					  : !strcmp(w->file, "io.weight")     ? " (no CONFIG_BLK_CGROUP_IOCOST)"
 									      : "";
+			if (is_soft(limits, w->option)) {
+				/* A profile's default: a note, as for a missing controller. */
+				fprintf(stderr, "isd: note: the profile's default %s is not enforced: it needs %s in the cgroup, "
+					"which this kernel does not provide%s\n", w->option, w->file, why);
+				continue;
+			}
 			if (!best_effort) {
 				isd_error(0, "%s needs %s in the cgroup, which this kernel does not provide%s; fix: "
 					  "drop %s or use --limits=best-effort", w->option, w->file, why, w->option);

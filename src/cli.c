@@ -369,6 +369,26 @@ static void apply_default_env(struct isd_spec *spec, const struct isd_caller *ca
 	}
 }
 
+/* The option --ARG names as getopt_long would take it: an exact name, or
+ * an unambiguous prefix (--prof for --profile).  NULL when none or
+ * ambiguous (getopt reports those). */
+static const struct option *match_long_option(const char *arg)
+{
+	size_t n = strcspn(arg, "=");
+	const struct option *found = NULL;
+
+	for (const struct option *o = exec_options; o->name; o++) {
+		if (strncmp(o->name, arg, n))
+			continue;
+		if (strlen(o->name) == n)
+			return o;
+		if (found && found->val != o->val)
+			return NULL;
+		found = o;
+	}
+	return found;
+}
+
 /* Which element of argv is the command: options end at the first
  * non-option or after "--".  Options that take a separate value skip it. */
 static int find_command_index(int argc, char **argv)
@@ -381,11 +401,9 @@ static int find_command_index(int argc, char **argv)
 		if (a[0] != '-' || !a[1])
 			return i;
 		if (a[1] == '-') {
-			size_t n = strcspn(a + 2, "=");
-			for (const struct option *o = exec_options; o->name; o++)
-				if (strlen(o->name) == n && !strncmp(o->name, a + 2, n) &&
-				    o->has_arg == required_argument && !a[2 + n])
-					i++;
+			const struct option *o = match_long_option(a + 2);
+			if (o && o->has_arg == required_argument && !strchr(a, '='))
+				i++;
 			continue;
 		}
 		for (const char *c = a + 1; *c; c++) {
@@ -399,18 +417,23 @@ static int find_command_index(int argc, char **argv)
 	return argc;
 }
 
-/* The value of a long option (--name VALUE or --name=VALUE) before index end. */
+/* The value of the long option name (also abbreviated, --name VALUE or
+ * --name=VALUE) before index end; the last one wins. */
 static const char *find_long_value(int argc, char **argv, int end, const char *name)
 {
 	const char *found = NULL;
-	size_t n = strlen(name);
 
 	for (int i = 1; i < end && i < argc; i++) {
-		if (strncmp(argv[i], "--", 2) || strncmp(argv[i] + 2, name, n))
+		const struct option *o;
+		const char *eq;
+
+		if (strncmp(argv[i], "--", 2) || !argv[i][2] || !(o = match_long_option(argv[i] + 2)) ||
+		    strcmp(o->name, name))
 			continue;
-		if (argv[i][2 + n] == '=')
-			found = argv[i] + 3 + n;
-		else if (!argv[i][2 + n] && i + 1 < end)
+		eq = strchr(argv[i], '=');
+		if (eq)
+			found = eq + 1;
+		else if (i + 1 < end)
 			found = argv[++i];
 	}
 	return found;
@@ -453,10 +476,15 @@ static int assemble_args(int argc, char **argv, const struct isd_caller *caller,
 	for (int i = 1; i < argc; i++) {
 		const char *name = NULL;
 
-		if (i < cmd && !strcmp(argv[i], "--profile") && i + 1 < cmd)
-			name = argv[++i];
-		else if (i < cmd && !strncmp(argv[i], "--profile=", 10))
-			name = argv[i] + 10;
+		const struct option *o = i < cmd && !strncmp(argv[i], "--", 2) && argv[i][2] ? match_long_option(argv[i] + 2) : NULL;
+
+		if (o && o->val == OPT_PROFILE) {
+			const char *eq = strchr(argv[i], '=');
+			if (eq)
+				name = eq + 1;
+			else if (i + 1 < cmd)
+				name = argv[++i];
+		}
 		if (name) {
 			isd_strv_push(&spec->profiles, isd_xstrdup(name));
 			r = isd_profile_expand(name, &vars, out, 0);
@@ -521,8 +549,9 @@ static int add_project(struct isd_spec *spec, const struct isd_caller *caller, c
 	return add_user_mount(spec, &m, origin);
 }
 
-/* --agent-state NAME: the agent's own state, read-write, created empty on
- * the host when missing (the agent would create it on first run anyway). */
+/* --agent-state NAME: the agent's own state, read-write.  What is missing
+ * is created empty on the host when the sandbox starts (the agent would
+ * create it on its first run anyway), not by --print-spec. */
 static int add_agent_state(struct isd_spec *spec, const struct isd_caller *caller, const char *agent, const char *origin)
 {
 	_cleanup_strv_ char **dirs = NULL, **files = NULL;
@@ -530,37 +559,15 @@ static int add_agent_state(struct isd_spec *spec, const struct isd_caller *calle
 	if (!agent[0])
 		return 0;
 	isd_agent_state_paths(agent, &dirs, &files);
-	for (size_t i = 0; dirs && dirs[i]; i++) {
-		struct isd_mount m = {.type = ISD_MOUNT_BIND};
-		char *path = isd_xasprintf("%s/%s", caller->home, dirs[i]);
-		int r = isd_mkdir_p(path, 0700);
-
-		if (r < 0) {
-			r = isd_error(r, "--agent-state %s: creating %s", agent, path);
-			free(path);
-			return r;
+	for (int kind = 0; kind < 2; kind++) {
+		char **list = kind == 0 ? dirs : files;
+		for (size_t i = 0; list && list[i]; i++) {
+			struct isd_mount m = {.type = ISD_MOUNT_BIND};
+			m.source = isd_xasprintf("%s/%s", caller->home, list[i]);
+			m.destination = isd_xstrdup(m.source);
+			m.create = kind == 0 ? ISD_CREATE_DIR : ISD_CREATE_FILE;
+			add_user_mount(spec, &m, origin);
 		}
-		m.source = path;
-		m.destination = isd_xstrdup(path);
-		add_user_mount(spec, &m, origin);
-	}
-	for (size_t i = 0; files && files[i]; i++) {
-		struct isd_mount m = {.type = ISD_MOUNT_BIND};
-		char *path = isd_xasprintf("%s/%s", caller->home, files[i]);
-		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-
-		if (fd >= 0) {
-			/* An empty JSON object: what the agent starts from. */
-			(void)!write(fd, "{}\n", 3);
-			close(fd);
-		} else if (errno != EEXIST) {
-			int r = isd_error(-errno, "--agent-state %s: creating %s", agent, path);
-			free(path);
-			return r;
-		}
-		m.source = path;
-		m.destination = isd_xstrdup(path);
-		add_user_mount(spec, &m, origin);
 	}
 	return 0;
 }

@@ -637,7 +637,9 @@ int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out)
 	struct isd_proxy *p;
 
 	*out = NULL;
-	if (spec->network == ISD_NET_HOST)
+	/* isd build's RUN steps use the host network by design (Docker's
+	 * default for builds): no warning on every step. */
+	if (spec->network == ISD_NET_HOST && !spec->build_caps)
 		isd_warn("--network host: the sandbox can reach services on the host's loopback and its abstract unix sockets (use --network netless for agents)");
 	if (spec->network != ISD_NET_NETLESS && !cfg->n_forwards && !cfg->n_forwards_unix)
 		return 0;

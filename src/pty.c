@@ -64,6 +64,12 @@ bool isd_pty_terminal_is_raw(void)
 	return terminal_is_raw;
 }
 
+static void restore_and_die(int sig)
+{
+	isd_pty_restore_terminal();
+	raise(sig); /* SA_RESETHAND: the default action now */
+}
+
 void isd_pty_raw_terminal(void)
 {
 	struct termios raw;
@@ -75,8 +81,14 @@ void isd_pty_raw_terminal(void)
 	/* Keep output post-processing off as cfmakeraw does; the sandbox's
 	 * own line discipline already turns \n into \r\n. */
 	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0) {
+		static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+		struct sigaction sa = {.sa_handler = restore_and_die, .sa_flags = SA_RESETHAND | SA_NODEFER};
+
 		terminal_is_raw = 1;
 		atexit(isd_pty_restore_terminal);
+		/* Even a crash of isd must not leave the caller's terminal raw. */
+		for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+			sigaction(fatal[i], &sa, NULL);
 	}
 }
 
@@ -88,11 +100,6 @@ void isd_pty_sync_winsize(int master)
 		ioctl(master, TIOCSWINSZ, &ws);
 }
 
-static int write_all_out(const char *buf, size_t len)
-{
-	int r = isd_write_all(STDOUT_FILENO, buf, len);
-	return r == -EPIPE ? 0 : r;
-}
 
 int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exited)(void))
 {
@@ -129,8 +136,15 @@ int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exit
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			ssize_t r = read(master, out, sizeof(out));
 			if (r > 0) {
-				if (write_all_out(out, (size_t)r) < 0)
-					return isd_error(-errno, "writing the sandbox's output");
+				int w = isd_write_all(STDOUT_FILENO, out, (size_t)r);
+				if (w == -EPIPE) {
+					/* Whoever read our output is gone (isd exec -t ... |
+					 * head): closing the master gives the payload the
+					 * hang-up a closed terminal would. */
+					return 1;
+				} else if (w < 0) {
+					return isd_error(w, "writing the sandbox's output");
+				}
 			} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
 				return 0; /* EIO: every holder of the peer is gone */
 			}

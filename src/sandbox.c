@@ -35,6 +35,7 @@
 #include "isd/util.h"
 
 #include <fcntl.h>
+#include <linux/securebits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -305,6 +306,22 @@ static _Noreturn void child_main(const struct child_args *a)
 	 * nothing that could help the payload either: no capabilities, no
 	 * setup socket, and not dumpable, so /proc/1 (and the isd binary behind
 	 * /proc/1/exe) stays out of the payload's reach. */
+	if (spec->n_uid_ranges && !spec->build_caps) {
+		/* isd exec --image with the image's id map: init takes the
+		 * payload's ids while still root of the namespace (as with a
+		 * single id, both are then that user); NO_SETUID_FIXUP keeps the
+		 * capabilities the drop below needs. */
+		if (pty_slave >= 0 && fchown(pty_slave, spec->uid, spec->gid) < 0) {
+			isd_error(-errno, "giving the pseudo-terminal to uid %u", spec->uid);
+			report_and_exit(ISD_EXIT_FAILURE);
+		}
+		if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0) {
+			isd_error(-errno, "setting securebits");
+			report_and_exit(ISD_EXIT_FAILURE);
+		}
+		if (isd_userns_become(spec->uid, spec->gid) < 0)
+			report_and_exit(ISD_EXIT_FAILURE);
+	}
 	if ((spec->build_caps ? isd_caps_keep_build_set() : isd_caps_drop_all()) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 0);
@@ -425,7 +442,7 @@ static bool reap_child_nonblocking(void)
 
 /* The terminal session: raw mode on the caller's side for exactly as long
  * as the relay runs, window size now and on every SIGWINCH. */
-static int run_terminal(const struct isd_spec *spec, int master, pid_t pid)
+static int run_terminal(const struct isd_spec *spec, int *master, pid_t pid)
 {
 	struct sigaction wake = {.sa_handler = wake_relay, .sa_flags = SA_RESTART};
 	int r;
@@ -435,9 +452,17 @@ static int run_terminal(const struct isd_spec *spec, int master, pid_t pid)
 	waited_child = pid;
 	sigaction(SIGWINCH, &wake, NULL);
 	sigaction(SIGCHLD, &wake, NULL);
-	isd_pty_sync_winsize(master);
+	/* A closed stdout is the relay's to handle (a hang-up inside), not a
+	 * reason for isd to die and leave the sandbox's end to the kernel. */
+	signal(SIGPIPE, SIG_IGN);
+	isd_pty_sync_winsize(*master);
 	isd_pty_raw_terminal();
-	r = isd_pty_relay(master, wake_pipe[0], spec->interactive, reap_child_nonblocking);
+	r = isd_pty_relay(*master, wake_pipe[0], spec->interactive, reap_child_nonblocking);
+	if (r == 1) {
+		close(*master);
+		*master = -1;
+		r = 0;
+	}
 	isd_pty_restore_terminal();
 	return r;
 }
@@ -491,6 +516,9 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r < 0)
 		goto out;
 	r = isd_cgroup_prepare(&spec->limits, &cg);
+	if (r < 0)
+		goto out;
+	r = isd_spec_create_sources(spec);
 	if (r < 0)
 		goto out;
 	r = isd_proxy_new(spec, &proxy);
@@ -570,7 +598,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	 * started already, nothing it sent is lost. */
 	if (r == 0 && isd_proxy_start(proxy) < 0)
 		isd_error_print("starting the network relay");
-	if (r == 0 && pty_master >= 0 && run_terminal(spec, pty_master, pid) < 0)
+	if (r == 0 && pty_master >= 0 && run_terminal(spec, &pty_master, pid) < 0)
 		isd_error_print("relaying the terminal");
 	if (child_done)
 		status = waited_status;

@@ -3,6 +3,7 @@
 #include "isd/spec.h"
 #include "isd/util.h"
 
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -181,18 +182,21 @@ int isd_spec_validate(const struct isd_spec *spec)
 			if (!strcmp(spec->mounts[j].destination, m->destination))
 				return isd_error(0, "mount destination '%s': given twice",
 						 m->destination);
-		/* Only the sandbox's own ids exist in its user namespace. */
-		if (m->has_uid && m->uid != spec->uid)
+		/* Only the sandbox's own ids exist in its user namespace
+		 * (all of them with an image's map of several ranges). */
+		if (spec->n_uid_ranges)
+			; /* the kernel refuses ids outside the map at mount time */
+		else if (m->has_uid && m->uid != spec->uid)
 			return isd_error(0, "--tmpfs %s: uid=%u is not mapped in the sandbox; only the sandbox user %u exists (use uid=%u or --user %u)",
 					 m->destination, m->uid, spec->uid, spec->uid, m->uid);
-		if (m->has_gid && m->gid != spec->gid)
+		if (!spec->n_gid_ranges && m->has_gid && m->gid != spec->gid)
 			return isd_error(0, "--tmpfs %s: gid=%u is not mapped in the sandbox; only the sandbox group %u exists (use gid=%u or --user UID:%u)",
 					 m->destination, m->gid, spec->gid, spec->gid, m->gid);
 		if (m->type == ISD_MOUNT_BIND) {
 			if (!m->source || m->source[0] != '/')
 				return isd_error(0, "bind mount to %s: source must be an absolute path",
 						 m->destination);
-			if (stat(m->source, &st) < 0)
+			if (stat(m->source, &st) < 0 && !(errno == ENOENT && m->create))
 				return isd_error(-errno, "bind mount source %s", m->source);
 		}
 	}
@@ -216,6 +220,30 @@ int isd_spec_validate(const struct isd_spec *spec)
 	return isd_netcfg_validate(spec);
 }
 
+int isd_spec_create_sources(const struct isd_spec *spec)
+{
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		int r = 0, fd;
+
+		if (m->create == ISD_CREATE_DIR) {
+			r = isd_mkdir_p(m->source, 0700);
+		} else if (m->create == ISD_CREATE_FILE) {
+			fd = open(m->source, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+			if (fd >= 0) {
+				/* An empty JSON object: what the agent starts from. */
+				r = isd_write_all(fd, "{}\n", 3);
+				close(fd);
+			} else if (errno != EEXIST) {
+				r = -errno;
+			}
+		}
+		if (r < 0)
+			return isd_error(r, "creating %s for the sandbox", m->source);
+	}
+	return 0;
+}
+
 static json_object *strv_json(char *const *strv)
 {
 	json_object *arr = json_object_new_array();
@@ -234,6 +262,9 @@ static json_object *mount_json(const struct isd_mount *m)
 		json_object_object_add(o, "source", json_object_new_string(m->source));
 	json_object_object_add(o, "destination", json_object_new_string(m->destination));
 	json_object_object_add(o, "readonly", json_object_new_boolean(m->readonly));
+	if (m->create)
+		json_object_object_add(o, "create_if_missing",
+				       json_object_new_string(m->create == ISD_CREATE_DIR ? "directory" : "file"));
 	if (m->type == ISD_MOUNT_TMPFS) {
 		json_object_object_add(o, "size", json_object_new_uint64(m->size));
 		json_object_object_add(o, "exec", json_object_new_boolean(m->exec));
@@ -304,6 +335,22 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 	json_object_object_add(user, "gid", json_object_new_int64(spec->gid));
 	json_object_object_add(user, "host_uid", json_object_new_int64(spec->host_uid));
 	json_object_object_add(user, "host_gid", json_object_new_int64(spec->host_gid));
+	if (spec->n_uid_ranges) { /* an image's map (newuidmap), "inside:outside:count" */
+		json_object *um = json_object_new_array(), *gm = json_object_new_array();
+		char range[48];
+		for (size_t i = 0; i < spec->n_uid_ranges; i++) {
+			snprintf(range, sizeof(range), "%u:%u:%u", spec->uid_ranges[i].inside,
+				 spec->uid_ranges[i].outside, spec->uid_ranges[i].count);
+			json_object_array_add(um, json_object_new_string(range));
+		}
+		for (size_t i = 0; i < spec->n_gid_ranges; i++) {
+			snprintf(range, sizeof(range), "%u:%u:%u", spec->gid_ranges[i].inside,
+				 spec->gid_ranges[i].outside, spec->gid_ranges[i].count);
+			json_object_array_add(gm, json_object_new_string(range));
+		}
+		json_object_object_add(user, "uid_map", um);
+		json_object_object_add(user, "gid_map", gm);
+	}
 	json_object_object_add(root, "user", user);
 
 	json_object_object_add(ns, "user", json_object_new_boolean(true));

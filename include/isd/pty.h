@@ -30,7 +30,8 @@ bool isd_pty_terminal_is_raw(void);
 void isd_pty_sync_winsize(int master);
 
 /* Relay until the payload's side is closed and child has exited.  Returns
- * when the pty gives EOF/EIO after the child is gone.  wake_fd becomes
+ * 0 when the pty gives EOF/EIO after the child is gone, 1 when the caller's
+ * output went away (the caller then closes master: a hang-up inside).  wake_fd becomes
  * readable on SIGWINCH/SIGCHLD (a self-pipe).  Stdin is forwarded when
  * forward_stdin. */
 int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exited)(void));

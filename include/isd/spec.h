@@ -32,6 +32,9 @@ struct isd_mount {
 	bool exec; /* tmpfs is noexec unless "exec" was given */
 	bool implicit; /* added by isd, not by the user (shown in --print-spec) */
 	char *origin;  /* "isd", "command line", "profile FILE:LINE", "command resolution" */
+	/* bind: a missing source is created on the host when the sandbox
+	 * starts (the agent's state), ISD_CREATE_FILE with "{}" */
+	enum { ISD_CREATE_NONE, ISD_CREATE_DIR, ISD_CREATE_FILE } create;
 };
 
 enum isd_network_mode {
@@ -133,6 +136,10 @@ const char *isd_spec_get_origin(const struct isd_spec *spec, const char *key);
  * (paths are looked at, nothing is created).  Returns 0 or -errno with the
  * message recorded. */
 int isd_spec_validate(const struct isd_spec *spec);
+
+/* Create the missing bind sources marked for creation (host side, right
+ * before the sandbox is built). */
+int isd_spec_create_sources(const struct isd_spec *spec);
 
 /* JSON text (caller frees). */
 char *isd_spec_to_json(const struct isd_spec *spec);

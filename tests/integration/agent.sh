@@ -162,7 +162,8 @@ for h in ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.
     assert (h, 443) in allowed, allowed
 assert env["HTTPS_PROXY"] == "http://127.0.0.1:3128" and env["NO_PROXY"].startswith("localhost,127.0.0.1"), env
 ' "$h" "$T/proj" || fail "agent profile: $out"
-	[ -d "$h/.omp" ] || fail "agent state directory not created"
+	[ ! -e "$h/.omp" ] || fail "--print-spec created the agent's state directory"
+	printf '%s' "$out" | grep -q '"create_if_missing": "directory"' || fail "state marked for creation: $out"
 }
 
 test_agent_profile_refuses_home_as_project() {
@@ -174,7 +175,9 @@ test_agent_profile_refuses_home_as_project() {
 	expect_contains "$err" "home directory"
 	(cd "$T/proj" && HOME=$h "$ISD" exec --print-spec -- claude) >"$T/out" 2>"$T/err"
 	grep -q "$h/.claude.json" "$T/out" || fail "claude's state file not bound: $(cat "$T/out")"
-	[ -d "$h/.claude" ] && [ -f "$h/.claude.json" ] || fail "claude state not created"
+	(cd "$T/proj" && HOME=$h "$ISD" exec --profile agent --agent claude -- sh -c 'cat ~/.claude.json; ls -d ~/.claude') >"$T/out" 2>"$T/err"
+	[ -d "$h/.claude" ] && [ -f "$h/.claude.json" ] || fail "claude state not created when the sandbox ran: $(cat "$T/err")"
+	grep -q '{}' "$T/out" || fail "claude.json inside: $(cat "$T/out")"
 }
 
 test_agent_profile_runs() {

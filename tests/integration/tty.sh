@@ -111,3 +111,14 @@ test_tty_forced_without_terminal() {
 	run_isd exec --no-tty -- sh -c 'tty || true'
 	expect_contains "$out" "not a tty"
 }
+
+# Output to a closed pipe is a hang-up for the payload, not a hung isd, and
+# the terminal stays intact.
+test_tty_output_pipe_closed() {
+	tmux_start "-t -- sh -c 'trap \"echo got-hup >&2; exit 9\" HUP; while :; do echo y; done' | head -c 4; s=\${PIPESTATUS[0]}; echo; echo PIPE=\$s"
+	wait_for SESSION-DONE
+	out=$(screen)
+	tmux_stop
+	expect_contains "$out" "PIPE=9" "payload hung up when the reader went away"
+	cmp -s "$T/stty.before" "$T/stty.after" || fail "terminal settings changed"
+}

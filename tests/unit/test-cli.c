@@ -200,6 +200,29 @@ static void test_exec_parse(void)
 	}
 }
 
+static void test_profile_detection(void)
+{
+	char *env[] = {"PATH=/bin", NULL};
+	struct isd_spec spec;
+
+	{
+		/* an abbreviated option with a value before the command */
+		const char *args[] = {"exec", "--hostn", "box", "--print-spec", "--prof=none", "--", "claude", NULL};
+		CHECK(parse(&spec, env, args) == 0);
+		CHECK(!strcmp(spec.hostname, "box"));
+		CHECK(spec.profiles && !strcmp(spec.profiles[0], "none") && !spec.profiles[1]);
+		CHECK(spec.agent && !strcmp(spec.agent, "claude"));
+		isd_spec_free(&spec);
+	}
+	{
+		/* a shell in omp's sandbox; cwd "/" is refused as the project */
+		const char *args[] = {"exec", "--agent", "omp", "sh", NULL};
+		CHECK(parse(&spec, env, args) < 0 && strstr(isd_error_message(), "--project /"));
+		CHECK(spec.agent && !strcmp(spec.agent, "omp") && spec.profiles && !strcmp(spec.profiles[0], "agent"));
+		isd_spec_free(&spec);
+	}
+}
+
 static void test_validate(void)
 {
 	char *env[] = {"PATH=/bin", NULL};
@@ -251,5 +274,6 @@ int main(void)
 	test_cpus();
 	test_exec_parse();
 	test_validate();
+	test_profile_detection();
 	return check_result();
 }
