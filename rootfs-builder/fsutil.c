@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* File-tree helpers of rootfs-builder: removal, mkdir -p, hashing, and
- * user lookups in an image without NSS. */
+/* File-tree helpers of rootfs-builder: removal, mkdir -p, and user
+ * lookups in an image without NSS.  (Hashing is in digest.c, so that isd
+ * itself, which links this file for `isd exec --image`, needs no
+ * libcrypto.) */
 #define _GNU_SOURCE
 #include "isd/util.h"
 #include "internal.h"
@@ -8,7 +10,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,63 +74,6 @@ int isd_mkdir_p_at(int dirfd, const char *path, mode_t mode)
 				break;
 		}
 	}
-	return 0;
-}
-
-struct isd_sha256 {
-	EVP_MD_CTX *ctx;
-};
-
-struct isd_sha256 *isd_sha256_new(void)
-{
-	struct isd_sha256 *h = isd_xcalloc(1, sizeof(*h));
-
-	h->ctx = EVP_MD_CTX_new();
-	if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
-		fputs("isd: OpenSSL cannot compute sha256\n", stderr);
-		abort();
-	}
-	return h;
-}
-
-void isd_sha256_update(struct isd_sha256 *h, const void *data, size_t len)
-{
-	EVP_DigestUpdate(h->ctx, data, len);
-}
-
-void isd_sha256_final(struct isd_sha256 *h, char out[80])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
-	size_t len;
-
-	EVP_DigestFinal_ex(h->ctx, md, &n);
-	EVP_MD_CTX_free(h->ctx);
-	free(h);
-	len = (size_t)snprintf(out, 80, "sha256:");
-	for (unsigned i = 0; i < n && len + 3 < 80; i++)
-		len += (size_t)snprintf(out + len, 80 - len, "%02x", md[i]);
-}
-
-int isd_sha256_fd(int fd, char out[80])
-{
-	struct isd_sha256 *h = isd_sha256_new();
-	char buf[65536];
-
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int r = -errno;
-			isd_sha256_final(h, out);
-			return r;
-		}
-		if (n == 0)
-			break;
-		isd_sha256_update(h, buf, (size_t)n);
-	}
-	isd_sha256_final(h, out);
 	return 0;
 }
 

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
-#include "isd/build.h"
 #include "isd/cgroup.h"
 #include "isd/cli.h"
 #include "isd/doctor.h"
@@ -76,6 +75,19 @@ static int cmd_exec(int argc, char **argv)
 	return code;
 }
 
+/* isd build / isd image live in isd-build (rootfs-builder/isd-build.c). */
+static int exec_isd_build(char **argv)
+{
+	const char *path = isd_running_uninstalled() ? ISD_BUILD_ROOT "/src/isd-build" : ISD_LIBEXEC_DIR "/isd-build";
+
+	argv[0] = (char *)path;
+	execv(path, argv);
+	isd_error(-errno, "isd %s: running %s", argv[1], path);
+	isd_error_hint("reinstall isd: isd build and isd image are in that program");
+	isd_error_print("");
+	return ISD_EXIT_FAILURE;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -90,10 +102,8 @@ int main(int argc, char **argv)
 		return cmd_exec(argc - 1, argv + 1);
 	if (!strcmp(cmd, "seccomp"))
 		return isd_seccomp_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "build"))
-		return isd_build_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "image") || !strcmp(cmd, "images"))
-		return isd_image_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "build") || !strcmp(cmd, "image") || !strcmp(cmd, "images"))
+		return exec_isd_build(argv);
 	if (!strcmp(cmd, "doctor"))
 		return isd_doctor_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "profile"))
