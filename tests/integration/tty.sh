@@ -59,6 +59,12 @@ test_tty_interactive_shell() {
 	keys C-c
 	keys 'echo status-$?' Enter
 	wait_for status-130
+	# Ctrl-\ is SIGQUIT through the sandbox's line discipline too
+	keys 'sleep 100' Enter
+	sleep 0.3
+	keys 'C-\'
+	keys 'echo quit-$?' Enter
+	wait_for quit-131
 	keys 'exit 7' Enter
 	wait_for SESSION-DONE
 	screen | grep -q 'EXIT=7' || fail "exit status through the terminal: $(screen)"
