@@ -870,6 +870,7 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	add_implicit_tmpfs(spec, "/tmp", 1ULL << 30, true);
 	add_implicit_tmpfs(spec, "/var/tmp", 256ULL << 20, false);
 	add_implicit_tmpfs(spec, "/run", 64ULL << 20, false);
+	isd_spec_drop_missing_optional(spec);
 	apply_default_env(spec, caller, user_env.env);
 	isd_netcfg_apply_env(spec);
 	r = isd_command_resolve(spec, caller, caller_getenv(caller, "PATH"));

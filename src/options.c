@@ -139,12 +139,14 @@ static int parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
 			m->readonly = true;
 		else if (!strcmp(o, "rw"))
 			m->readonly = false;
+		else if (!strcmp(o, "optional")) /* isd's own: skip a missing source */
+			m->optional = true;
 		else if (!strcmp(o, "z") || !strcmp(o, "Z") || !strcmp(o, "rprivate") ||
 			 !strcmp(o, "private") || !strcmp(o, "rslave") || !strcmp(o, "slave") ||
 			 !strcmp(o, "delegated") || !strcmp(o, "cached") || !strcmp(o, "consistent"))
 			; /* labels and propagation: isd binds are always private to the sandbox */
 		else
-			return isd_error(0, "--volume %s: unknown option '%s' (known: ro rw)", arg, o);
+			return isd_error(0, "--volume %s: unknown option '%s' (known: ro rw optional)", arg, o);
 	}
 	return 0;
 }
@@ -183,7 +185,7 @@ static int parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
 	const char *type = NULL;
 	uint64_t size = 0;
 	uint32_t mode = 01777;
-	bool readonly = false, has_size = false;
+	bool readonly = false, has_size = false, optional = false;
 	int r;
 
 	memset(m, 0, sizeof(*m));
@@ -199,6 +201,9 @@ static int parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
 			dst = isd_xstrdup(val);
 		else if (!strcmp(o, "readonly") || !strcmp(o, "ro")) {
 			if (parse_bool_value(val, &readonly) < 0)
+				return isd_error(0, "--mount %s: invalid value '%s' for %s", arg, val, o);
+		} else if (!strcmp(o, "optional")) {
+			if (parse_bool_value(val, &optional) < 0)
 				return isd_error(0, "--mount %s: invalid value '%s' for %s", arg, val, o);
 		} else if (!strcmp(o, "tmpfs-size") && val) {
 			if (isd_parse_size(val, &size) < 0 || size == 0)
@@ -225,7 +230,10 @@ static int parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
 			return isd_error(0, "--mount %s: tmpfs-size only applies to type=tmpfs", arg);
 		m->type = ISD_MOUNT_BIND;
 		m->source = isd_options_absolute_source(src, cwd);
+		m->optional = optional;
 	} else if (!strcmp(type, "tmpfs")) {
+		if (optional)
+			return isd_error(0, "--mount %s: optional only applies to type=bind", arg);
 		if (src)
 			return isd_error(0, "--mount %s: type=tmpfs takes no source", arg);
 		m->type = ISD_MOUNT_TMPFS;

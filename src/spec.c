@@ -220,6 +220,25 @@ int isd_spec_validate(const struct isd_spec *spec)
 	return isd_netcfg_validate(spec);
 }
 
+void isd_spec_drop_missing_optional(struct isd_spec *spec)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		struct isd_mount *m = &spec->mounts[i];
+		struct stat st;
+
+		if (m->type == ISD_MOUNT_BIND && m->optional && stat(m->source, &st) < 0 && errno == ENOENT) {
+			free(m->source);
+			free(m->destination);
+			free(m->origin);
+			continue;
+		}
+		spec->mounts[kept++] = *m;
+	}
+	spec->n_mounts = kept;
+}
+
 int isd_spec_create_sources(const struct isd_spec *spec)
 {
 	for (size_t i = 0; i < spec->n_mounts; i++) {
@@ -262,6 +281,8 @@ static json_object *mount_json(const struct isd_mount *m)
 		json_object_object_add(o, "source", json_object_new_string(m->source));
 	json_object_object_add(o, "destination", json_object_new_string(m->destination));
 	json_object_object_add(o, "readonly", json_object_new_boolean(m->readonly));
+	if (m->optional)
+		json_object_object_add(o, "optional", json_object_new_boolean(true));
 	if (m->create)
 		json_object_object_add(o, "create_if_missing",
 				       json_object_new_string(m->create == ISD_CREATE_DIR ? "directory" : "file"));

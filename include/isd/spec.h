@@ -35,6 +35,7 @@ struct isd_mount {
 	/* bind: a missing source is created on the host when the sandbox
 	 * starts (the agent's state), ISD_CREATE_FILE with "{}" */
 	enum { ISD_CREATE_NONE, ISD_CREATE_DIR, ISD_CREATE_FILE } create;
+	bool optional; /* bind: left out when the source does not exist */
 };
 
 enum isd_network_mode {
@@ -136,6 +137,9 @@ const char *isd_spec_get_origin(const struct isd_spec *spec, const char *key);
  * (paths are looked at, nothing is created).  Returns 0 or -errno with the
  * message recorded. */
 int isd_spec_validate(const struct isd_spec *spec);
+
+/* Leave out optional binds whose source does not exist. */
+void isd_spec_drop_missing_optional(struct isd_spec *spec);
 
 /* Create the missing bind sources marked for creation (host side, right
  * before the sandbox is built). */

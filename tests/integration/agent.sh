@@ -184,8 +184,9 @@ test_agent_profile_runs() {
 	make_fake_agent_home
 	mkdir -p "$h/.omp"
 	echo state >"$h/.omp/config"
+	printf '[user]\n\tname = Test\n' >"$h/.gitconfig"
 	(cd "$T/proj" && HOME=$h PATH=$AGENT_PATH "$ISD" exec --profile agent --agent omp -v "$PROBE:/probe:ro" -- \
-		sh -c 'pwd; cat ~/.omp/config; touch ~/.omp/new ./made-inside; /probe write ~/not-allowed; /probe statfs ~/.cache' \
+		sh -c 'pwd; cat ~/.omp/config; touch ~/.omp/new ./made-inside; /probe write ~/not-allowed; /probe statfs ~/.cache; git config user.name; /probe write ~/.gitconfig; true' \
 		) >"$T/out" 2>"$T/err"
 	rc=$?
 	out=$(cat "$T/out")
@@ -195,6 +196,8 @@ test_agent_profile_runs() {
 	expect_contains "$out" state
 	expect_contains "$out" EROFS "the rest of HOME is read-only"
 	expect_contains "$out" "nosuid nodev noexec"
+	expect_contains "$out" "Test" "git identity from ~/.gitconfig"
+	[ "$(printf '%s\n' "$out" | tail -1)" = EROFS ] || fail "~/.gitconfig must be read-only inside: $out"
 	[ -f "$h/.omp/new" ] && [ -f "$T/proj/made-inside" ] || fail "state and project writes"
 	# limits are defaults there: at most one note when the host cannot enforce them
 	[ "$(printf '%s\n' "$err" | grep -c .)" -le 1 ] || fail "more than one line about limits: $err"

@@ -92,6 +92,11 @@ static void test_volume_and_mount(void)
 	CHECK(strstr(isd_error_message(), "no named volumes"));
 	CHECK(isd_cli_parse_volume("/etc", "/", &m) < 0);
 	CHECK(isd_cli_parse_volume("/etc:/e:bogus", "/", &m) < 0);
+	CHECK(isd_cli_parse_volume("/etc:/e:ro,optional", "/", &m) == 0 && m.optional && m.readonly);
+	free_mount(&m);
+	CHECK(isd_cli_parse_mount("type=bind,src=/etc,dst=/e,optional", "/", &m) == 0 && m.optional);
+	free_mount(&m);
+	CHECK(isd_cli_parse_mount("type=tmpfs,dst=/e,optional", "/", &m) < 0);
 
 	CHECK(isd_cli_parse_mount("type=bind,src=/etc,dst=/e,readonly", "/", &m) == 0);
 	CHECK(m.type == ISD_MOUNT_BIND && m.readonly && !strcmp(m.destination, "/e"));
@@ -200,6 +205,18 @@ static void test_exec_parse(void)
 	}
 }
 
+static void test_optional_bind(void)
+{
+	char *env[] = {"PATH=/bin", NULL};
+	struct isd_spec spec;
+	const char *args[] = {"exec", "-v", "/no/such/path:/x:optional", "-v", "/etc:/e:optional", "sh", NULL};
+
+	CHECK(parse(&spec, env, args) == 0);
+	CHECK(isd_spec_find_mount(&spec, "/x") < 0 && isd_spec_find_mount(&spec, "/e") >= 0);
+	CHECK(isd_spec_validate(&spec) == 0);
+	isd_spec_free(&spec);
+}
+
 static void test_profile_detection(void)
 {
 	char *env[] = {"PATH=/bin", NULL};
@@ -275,5 +292,6 @@ int main(void)
 	test_exec_parse();
 	test_validate();
 	test_profile_detection();
+	test_optional_bind();
 	return check_result();
 }
