@@ -320,6 +320,11 @@ int isd_read_fd(int fd, char **out, size_t *len_out)
 
 	for (;;) {
 		ssize_t n;
+		/* Every file isd reads whole is configuration; a device such as
+		 * /dev/zero given as --env-file must end in an error, not in
+		 * memory exhaustion. */
+		if (len >= ISD_READ_FILE_MAX)
+			return -EFBIG;
 		if (cap - len < 4096) {
 			cap = cap ? cap * 2 : 8192;
 			buf = isd_xrealloc(buf, cap);

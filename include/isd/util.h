@@ -106,7 +106,9 @@ bool isd_running_uninstalled(void);
 
 /* Write all of buf (retrying on EINTR / short writes). */
 int isd_write_all(int fd, const void *buf, size_t len);
-/* Read a small file entirely (NUL-terminated). */
+/* Read a small file entirely (NUL-terminated); more than
+ * ISD_READ_FILE_MAX bytes is -EFBIG. */
+#define ISD_READ_FILE_MAX (16 << 20)
 int isd_read_file_at(int dirfd, const char *path, char **out, size_t *len_out);
 int isd_read_fd(int fd, char **out, size_t *len_out);
 int isd_write_file_at(int dirfd, const char *path, const char *content, int flags, unsigned mode);

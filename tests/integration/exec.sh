@@ -188,6 +188,9 @@ test_env_not_inherited() {
 	run_isd exec --env-file "$T/missing" -- env
 	expect_rc 125 "missing env file"
 	expect_contains "$err" "$T/missing"
+	run_isd exec --env-file /dev/zero -- env
+	expect_rc 125 "an endless env file"
+	expect_contains "$err" "/dev/zero"
 }
 
 test_pid_namespace() {
