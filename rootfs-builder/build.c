@@ -40,6 +40,7 @@ struct build_opts {
 	const char *tag;
 	const char *file;
 	const char *context;
+	const char *ca_file;
 	char **build_args;
 	bool pull, no_cache, quiet;
 };
@@ -353,6 +354,45 @@ static int unpack_step(struct build *b, const struct isd_build_step *st, const c
 	return 0;
 }
 
+/* ADD --checksum=sha256:... URL DEST (plan.c allows nothing else with a
+ * URL): the cached download, root's by default and mode 0600 as Docker
+ * makes it, copied under the URL's file name through a hard link in a
+ * private directory of the cache, so that the copy sees the right name. */
+static int add_url(struct build *b, const struct isd_build_step *st, const char *rootfs, const char *dest,
+		   bool dest_is_dir)
+{
+	_cleanup_free_ char *blobdir = NULL, *tmp = NULL, *name = isd_url_basename(st->args[0]);
+	_cleanup_free_ char *blob = NULL, *link_path = NULL;
+	_cleanup_close_ int dfd = -1;
+	char *names[2] = {NULL, NULL};
+	int r;
+
+	if (!name && dest_is_dir)
+		return isd_error(0, "line %u: ADD %s: the URL names no file; give the destination's file name",
+				 st->line, st->args[0]);
+	r = isd_fetch_url(st->args[0], st->checksum, b->o->ca_file, b->o->quiet, &blobdir);
+	if (r < 0)
+		return isd_error_prefix(r, "line %u: ", st->line);
+	tmp = isd_xasprintf("%s/add-XXXXXX", blobdir);
+	if (!mkdtemp(tmp))
+		return isd_error(-errno, "line %u: creating a directory in %s", st->line, blobdir);
+	blob = isd_xasprintf("%s/sha256/%s", blobdir, st->checksum + 7);
+	link_path = isd_xasprintf("%s/%s", tmp, name ? name : "download");
+	if (link(blob, link_path) < 0)
+		r = isd_error(-errno, "line %u: linking %s", st->line, blob);
+	if (r == 0 && (dfd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		r = isd_error(-errno, "line %u: opening %s", st->line, tmp);
+	names[0] = name ? name : (char *)"download";
+	if (r == 0)
+		r = isd_copy_run(rootfs, &b->map, dfd, names, dest, dest_is_dir, st->chown,
+				 st->chmod ? st->chmod : "600");
+	unlink(link_path);
+	rmdir(tmp);
+	if (r < 0)
+		return isd_error_prefix(r, "line %u: ", st->line);
+	return 0;
+}
+
 static int copy_step(struct build *b, const struct isd_build_step *st, const char *rootfs)
 {
 	_cleanup_strv_ char **local = NULL, **srcs = NULL, **plain = NULL;
@@ -360,13 +400,11 @@ static int copy_step(struct build *b, const struct isd_build_step *st, const cha
 	bool dest_is_dir;
 	int r;
 
-	for (size_t k = 0; st->args[k + 1]; k++) {
-		if (is_url(st->args[k]))
-			return isd_error(0, "line %u: ADD %s: downloads are not supported yet by isd build", st->line,
-					 st->args[k]);
-		isd_strv_push(&local, isd_xstrdup(st->args[k]));
-	}
 	dest = copy_dest(st, &dest_is_dir);
+	if (is_url(st->args[0]))
+		return add_url(b, st, rootfs, dest, dest_is_dir);
+	for (size_t k = 0; st->args[k + 1]; k++)
+		isd_strv_push(&local, isd_xstrdup(st->args[k]));
 	r = isd_copy_expand_sources(b->ctxfd, local, &srcs);
 	if (r < 0)
 		return isd_error_prefix(r, "line %u: ", st->line);
@@ -456,12 +494,15 @@ static int open_base(struct build *b)
 {
 	if (!strcmp(b->plan.base, "scratch"))
 		return 0;
+	struct isd_pull_opts po = {.pull = b->o->pull, .quiet = b->o->quiet, .ca_file = b->o->ca_file};
+	int r;
+
 	if (isd_oci_is_local_ref(b->plan.base))
 		return isd_oci_open(b->plan.base, b->context, &b->base);
-	isd_error(0, "line %u: FROM %s: registry images are not supported yet", b->plan.from_line, b->plan.base);
-	isd_error_hint("fix: use a local copy, e.g. skopeo copy docker://%s oci:DIR:TAG and FROM oci:DIR:TAG",
-		       b->plan.base);
-	return -ENOTSUP;
+	r = isd_registry_open(b->plan.base, &po, &b->base);
+	if (r < 0)
+		return isd_error_prefix(r, "line %u: FROM %s: ", b->plan.from_line, b->plan.base);
+	return 0;
 }
 
 static int run_steps(struct build *b, struct isd_store_txn *txn)
@@ -622,11 +663,15 @@ static void build_usage(FILE *out)
 	      "  -f, --file FILE         the Containerfile (default CONTEXT/Containerfile,\n"
 	      "                          then CONTEXT/Dockerfile)\n"
 	      "      --build-arg K[=V]   a value for ARG K (without =V: from your environment)\n"
-	      "      --pull              look the base image up again (registries)\n"
+	      "      --pull              look the base image's tag up again (registries)\n"
+	      "      --ca-file FILE      CA bundle for https instead of the system's\n"
+	      "                          (default $ISD_CA_FILE)\n"
 	      "      --no-cache          build even when nothing changed\n"
 	      "  -q, --quiet             no progress output\n"
 	      "\n"
-	      "FROM: scratch, oci:DIR[:REF] (an OCI image layout), oci-archive:FILE[:REF].\n"
+	      "FROM: scratch, oci:DIR[:REF] (an OCI image layout), oci-archive:FILE[:REF],\n"
+	      "[REGISTRY/]REPO[:TAG][@sha256:DIGEST] (short names: aliases such as fedora,\n"
+	      "more in ~/.config/isd/registries.conf).\n"
 	      "Instructions: ARG ENV RUN WORKDIR USER COPY ADD LABEL CMD ENTRYPOINT.\n"
 	      "RUN steps need a subordinate id range (/etc/subuid, /etc/subgid).\n",
 	      out);
@@ -638,6 +683,7 @@ int isd_build_main(int argc, char **argv)
 		{"tag", required_argument, NULL, 't'},    {"file", required_argument, NULL, 'f'},
 		{"build-arg", required_argument, NULL, 'a'}, {"pull", no_argument, NULL, 'p'},
 		{"no-cache", no_argument, NULL, 'n'},     {"quiet", no_argument, NULL, 'q'},
+		{"ca-file", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct build_opts o = {.context = "."};
@@ -662,6 +708,9 @@ int isd_build_main(int argc, char **argv)
 			break;
 		case 'p':
 			o.pull = true;
+			break;
+		case 'c':
+			o.ca_file = optarg;
 			break;
 		case 'n':
 			o.no_cache = true;

@@ -40,6 +40,50 @@ struct isd_idmap;
 int isd_copy_run(const char *rootfs, const struct isd_idmap *map, int ctxfd, char *const *expanded,
 		 const char *dest, bool dest_is_dir, const char *chown, const char *chmod);
 
+/* "sha256:" and 64 lower-case hex digits. */
+bool isd_digest_valid(const char *d);
+
+/* registry-conf.c: image references, aliases, mirrors, insecure hosts. */
+struct isd_reg_ref {
+	char *registry; /* as named: "registry.fedoraproject.org", "127.0.0.1:5000", "docker.io" */
+	char *host;     /* where its API is (docker.io: registry-1.docker.io) */
+	char *repo;     /* "fedora", "library/busybox" */
+	char *tag;      /* NULL with only a digest */
+	char *digest;   /* "@sha256:..." pin, or NULL */
+	char **mirrors; /* hosts tried first */
+	bool insecure;  /* plain http allowed (loopback or configured) */
+};
+int isd_reg_ref_parse(const char *text, struct isd_reg_ref *ref);
+void isd_reg_ref_free(struct isd_reg_ref *ref);
+char *isd_reg_ref_format(const struct isd_reg_ref *ref);
+bool isd_host_is_loopback(const char *hostport);
+bool isd_reg_host_insecure(const char *hostport);
+char *isd_registries_conf_path(void);
+char *isd_cache_dir(void);
+
+/* http.c: libcurl requests to one host (registry token flow included). */
+struct isd_http;
+struct isd_http *isd_http_new(const char *host, const char *ca_file);
+void isd_http_free(struct isd_http *h);
+/* GET path (or a full URL) into memory, at most max bytes. */
+int isd_http_get_mem(struct isd_http *h, const char *path, const char *accept, size_t max, char **body,
+		     size_t *len, char **content_type);
+/* GET path (or a full URL) into fd, resuming after what fd holds; the
+ * sha256 of the whole file and its size come back.  limit: 0 or the most
+ * bytes the file may reach. */
+int isd_http_get_file(struct isd_http *h, const char *path, int fd, uint64_t limit, char digest[80],
+		      uint64_t *size, bool *resumed);
+
+/* registry.c: a download into the blob cache blobdir/sha256/HEX, resumed
+ * from blobdir/partial/HEX, published only when its digest matches. */
+int isd_cache_fetch(struct isd_http *h, const char *blobdir, const char *path, const char *digest, uint64_t limit,
+		    bool quiet, const char *label);
+
+/* fetch.c: ADD --checksum URL.  The file is blobdir/sha256/HEX afterwards. */
+int isd_fetch_url(const char *url, const char *checksum, const char *ca_file, bool quiet, char **blobdir_out);
+/* The last name of a URL's path (no query), or NULL. */
+char *isd_url_basename(const char *url);
+
 /* Puts "prefix" (formatted) before the recorded error message; returns r. */
 int isd_error_prefix(int r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

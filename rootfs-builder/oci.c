@@ -43,6 +43,7 @@ void isd_base_image_free(struct isd_base_image *img)
 	free(img->user);
 	isd_strv_free(img->cmd);
 	isd_strv_free(img->entrypoint);
+	free(img->layer_sizes);
 	if (img->tmpdir) {
 		_cleanup_close_ int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		isd_rm_rf_at(dfd, img->tmpdir + 1);
@@ -51,19 +52,13 @@ void isd_base_image_free(struct isd_base_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
-static bool valid_digest(const char *d)
-{
-	if (!d || strncmp(d, "sha256:", 7) || strlen(d) != 71)
-		return false;
-	for (const char *p = d + 7; *p; p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
-	return true;
-}
+#define valid_digest isd_digest_valid
 
-/* A blob's content, checked against its digest. */
-static int read_blob(const char *blobdir, const char *digest, char **out)
+/* A blob's content, checked against its digest.  A registry pull fetches
+ * what is not cached yet (manifest: a manifest or index, else a blob). */
+static int read_blob(struct isd_base_image *img, const char *digest, bool manifest, char **out)
 {
+	const char *blobdir = img->blobdir;
 	_cleanup_free_ char *path = NULL;
 	_cleanup_close_ int fd = -1;
 	char got[80];
@@ -74,6 +69,12 @@ static int read_blob(const char *blobdir, const char *digest, char **out)
 		return isd_error(0, "unsupported or malformed digest '%s' (sha256 only)", digest ? digest : "");
 	path = isd_xasprintf("%s/sha256/%s", blobdir, digest + 7);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT && img->fetch) {
+		r = img->fetch(img->fetch_ctx, digest, manifest);
+		if (r < 0)
+			return r;
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	}
 	if (fd < 0)
 		return isd_error(-errno, "opening blob %s", path);
 	r = isd_read_fd(fd, out, &len);
@@ -162,7 +163,7 @@ static int load_config(struct isd_base_image *img, const char *config_digest)
 {
 	_cleanup_free_ char *text = NULL;
 	json_object *cfg, *c = NULL, *rootfs = NULL;
-	int r = read_blob(img->blobdir, config_digest, &text);
+	int r = read_blob(img, config_digest, false, &text);
 
 	if (r < 0)
 		return r;
@@ -196,7 +197,7 @@ static int load_descriptor(struct isd_base_image *img, json_object *desc, int de
 
 	if (depth > 4)
 		return isd_error(0, "image indexes nested too deeply");
-	r = read_blob(img->blobdir, digest, &text);
+	r = read_blob(img, digest, true, &text);
 	if (r < 0)
 		return r;
 	m = json_tokener_parse(text);
@@ -229,6 +230,12 @@ static int load_descriptor(struct isd_base_image *img, json_object *desc, int de
 		}
 		isd_strv_push(&img->layers, isd_xstrdup(ld));
 		isd_strv_push(&img->media, isd_xstrdup(lm ? lm : ""));
+		img->layer_sizes = isd_xrealloc(img->layer_sizes, (i + 1) * sizeof(uint64_t));
+		{
+			json_object *sz;
+			int64_t v = json_object_object_get_ex(l, "size", &sz) ? json_object_get_int64(sz) : 0;
+			img->layer_sizes[i] = v > 0 ? (uint64_t)v : 0;
+		}
 	}
 	if (!img->layers)
 		img->layers = isd_xcalloc(1, sizeof(char *));
@@ -237,6 +244,17 @@ static int load_descriptor(struct isd_base_image *img, json_object *desc, int de
 		json_object_put(m);
 		return load_config(img, cd);
 	}
+}
+
+int isd_oci_load_manifest(struct isd_base_image *img, const char *digest)
+{
+	json_object *desc = json_object_new_object();
+	int r;
+
+	json_object_object_add(desc, "digest", json_object_new_string(digest));
+	r = load_descriptor(img, desc, 0);
+	json_object_put(desc);
+	return r;
 }
 
 /* An oci-archive is a tar of a layout: unpacked (safely: no "..", no

@@ -175,6 +175,48 @@ static const char *flag_value(const struct isd_df_instruction *in, const char *n
 	return NULL;
 }
 
+static bool is_url(const char *s)
+{
+	return !strncmp(s, "https://", 8) || !strncmp(s, "http://", 7);
+}
+
+/* ADD of a URL: only with --checksum=sha256:..., which pins the content
+ * (and makes the build key and the cache independent of the network), and
+ * one URL per ADD, as the checksum names one file. */
+static int check_urls(const struct isd_df_instruction *in, const struct isd_build_step *st)
+{
+	size_t n = isd_strv_len(st->args), urls = 0;
+	const char *url = NULL;
+
+	for (size_t i = 0; i + 1 < n; i++)
+		if (is_url(st->args[i])) {
+			urls++;
+			url = st->args[i];
+		}
+	if (is_url(st->args[n - 1]))
+		return isd_error(0, "line %u: %s: the destination cannot be a URL", in->line, isd_df_op_name(in->op));
+	if (!urls) {
+		if (st->checksum)
+			return isd_error(0, "line %u: --checksum only applies to ADD of a URL", in->line);
+		return 0;
+	}
+	if (in->op == ISD_DF_COPY)
+		return isd_error(0, "line %u: COPY %s: COPY takes files of the build context; use ADD --checksum=sha256:... for a URL",
+				 in->line, url);
+	if (!st->checksum) {
+		int r = isd_error(0, "line %u: ADD %s: a download needs --checksum=sha256:<hex digest>", in->line, url);
+		isd_error_hint("fix: download it once, run sha256sum on it, and write ADD --checksum=sha256:<digest> %s DEST",
+			       url);
+		return r;
+	}
+	if (!isd_digest_valid(st->checksum))
+		return isd_error(0, "line %u: --checksum=%s: expected sha256:<64 lower-case hex digits>", in->line,
+				 st->checksum);
+	if (urls > 1 || n > 2)
+		return isd_error(0, "line %u: ADD --checksum takes exactly one URL and a destination", in->line);
+	return 0;
+}
+
 static int eval_copy(const struct isd_df_instruction *in, struct scope *s, struct isd_build_step *st)
 {
 	static const char *const names[] = {"--chown", "--chmod", "--checksum"};
@@ -209,7 +251,7 @@ static int eval_copy(const struct isd_df_instruction *in, struct scope *s, struc
 		if (isd_parse_octal_mode(st->chmod, &mode) < 0)
 			return isd_error(0, "line %u: --chmod=%s: expected an octal mode", in->line, st->chmod);
 	}
-	return 0;
+	return check_urls(in, st);
 }
 
 static char **run_env(const struct scope *s)
@@ -310,8 +352,6 @@ int isd_build_plan_make(const struct isd_dockerfile *df, char *const *build_args
 		case ISD_DF_COPY:
 		case ISD_DF_ADD:
 			r = eval_copy(in, &s, st);
-			if (r == 0 && in->op == ISD_DF_COPY && st->checksum)
-				r = isd_error(0, "line %u: --checksum only applies to ADD", in->line);
 			break;
 		case ISD_DF_RUN:
 			st->args = in->json ? isd_strv_copy(in->json) : shell_form(in->text);

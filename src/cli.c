@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/cli.h"
+#include "isd/build.h"
 #include "isd/cgroup.h"
 #include "isd/command.h"
 #include "isd/options.h"
@@ -341,8 +342,8 @@ static void apply_default_env(struct isd_spec *spec, const struct isd_caller *ca
 	}
 	if ((!home || !user) && isd_options_passwd_lookup(spec, NULL, spec->uid, NULL, NULL,
 						    home ? NULL : &home, user ? NULL : &user) < 0) {
-		if (!home)
-			home = isd_xstrdup("/");
+		if (!home) /* an image's ENV HOME, else / */
+			home = isd_xstrdup(isd_spec_getenv(spec, "HOME") ? isd_spec_getenv(spec, "HOME") : "/");
 		if (!user)
 			user = isd_xstrdup("");
 	}
@@ -352,7 +353,8 @@ static void apply_default_env(struct isd_spec *spec, const struct isd_caller *ca
 		isd_spec_setenv(spec, "LOGNAME", user);
 	}
 	v = caller_getenv(caller, "PATH");
-	isd_spec_setenv(spec, "PATH", !spec->rootfs && v ? v : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	if (!isd_spec_getenv(spec, "PATH")) /* an image's ENV PATH stays */
+		isd_spec_setenv(spec, "PATH", !spec->rootfs && v ? v : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	v = caller_getenv(caller, "TERM");
 	if (v)
 		isd_spec_setenv(spec, "TERM", v);
@@ -819,7 +821,8 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			break;
 		case OPT_HELP:
 			isd_cli_exec_usage(stdout);
-			exit(0);
+			r = ISD_CLI_HELP_SHOWN;
+			goto out;
 		case ':':
 			r = isd_error(0, "exec: option '%s' needs a value", args.argv[optind - 1]);
 			break;
@@ -857,6 +860,9 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		if (r < 0)
 			goto out;
 	}
+	r = isd_image_config_apply(spec, user_arg != NULL);
+	if (r < 0)
+		goto out;
 	/* As users expect from `docker run -it`: an interactive terminal
 	 * gets a terminal inside. */
 	spec->tty = tty_mode == 1 || (tty_mode == -1 && caller->stdin_tty && caller->stdout_tty);

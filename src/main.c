@@ -54,6 +54,10 @@ static int cmd_exec(int argc, char **argv)
 	isd_caller_from_process(&caller);
 	isd_spec_init(&spec);
 	r = isd_cli_parse_exec(argc, argv, &caller, &spec);
+	if (r == ISD_CLI_HELP_SHOWN) {
+		isd_spec_free(&spec);
+		return 0;
+	}
 	if (r == 0)
 		r = isd_spec_validate(&spec);
 	if (r < 0) {

@@ -245,7 +245,7 @@ int isd_profile_parse_text(const char *text, const char *origin_name, const stru
 		if (r < 0)
 			return r;
 		if (!strcmp(opt, "--profile") || !strncmp(opt, "--profile=", 10)) {
-			const char *inc = value ? value : opt + 10;
+			const char *inc = value ? value : opt[9] == '=' ? opt + 10 : "";
 			if (!inc[0])
 				return isd_error(0, "profile %s: --profile needs a name", where);
 			r = isd_profile_expand(inc, vars, out, depth + 1);

@@ -10,6 +10,7 @@
  *   oci.c         base images from a local OCI layout or oci-archive
  *   store.c       image trees, meta.json, atomic publish, `isd image`
  *   build.c       `isd build`: the steps, the build key, RUN in a sandbox
+ *   imagecfg.c    an image's meta.json applied by `isd exec --image`
  */
 #ifndef ISD_BUILD_H
 #define ISD_BUILD_H
@@ -179,11 +180,31 @@ struct isd_base_image {
 	char **env;     /* config Env */
 	char *workdir, *user;
 	char **cmd, **entrypoint;
+	uint64_t *layer_sizes; /* from the manifest, 0 = unknown */
 	char *tmpdir;   /* unpacked oci-archive, removed by _free */
+	/* Registry pulls: called for a blob missing from blobdir (manifest:
+	 * a manifest or index rather than a config). */
+	int (*fetch)(void *ctx, const char *digest, bool manifest);
+	void *fetch_ctx;
 };
 
 /* "oci:DIR[:REF]" or "oci-archive:FILE[:REF]" (relative to context_dir). */
 int isd_oci_open(const char *ref, const char *context_dir, struct isd_base_image *img);
+/* img->blobdir set: the manifest (or index: this machine's platform) with
+ * that digest, its config and its layer list. */
+int isd_oci_load_manifest(struct isd_base_image *img, const char *digest);
+
+struct isd_pull_opts {
+	bool pull;  /* look a tag up again even when it is cached */
+	bool quiet;
+	const char *ca_file; /* CA bundle instead of the system's (else $ISD_CA_FILE) */
+};
+
+/* FROM [REGISTRY/]REPO[:TAG][@sha256:...] (short names through aliases):
+ * manifest, config and layers fetched into the blob cache
+ * ($XDG_CACHE_HOME/isd/blobs), each verified against its digest; a cached
+ * tag is used without network unless opts->pull. */
+int isd_registry_open(const char *ref, const struct isd_pull_opts *opts, struct isd_base_image *img);
 void isd_base_image_free(struct isd_base_image *img);
 bool isd_oci_is_local_ref(const char *ref);
 
@@ -213,6 +234,32 @@ void isd_store_end(struct isd_store_txn *txn, const struct isd_idmap *map);
 
 /* meta.json of NAME/current, or -ENOENT. */
 int isd_store_read_meta(const char *name, char **out);
+
+/* ------------------------------------------------------------------ */
+/* isd exec --image NAME                                                */
+
+struct isd_image_config {
+	char **env;      /* the image's ENV, NAME=VALUE */
+	char *workdir;   /* WORKDIR, NULL when none */
+	char *user;      /* USER as written ("" = root) */
+	uint32_t uid, gid; /* USER resolved at build time */
+	bool has_user;
+	/* The build's id map, when the image kept its owners and the caller's
+	 * subordinate ranges still give exactly that map (else the sandbox
+	 * keeps its single id and other owners show up as nobody). */
+	struct isd_idmap map;
+	bool map_usable;
+};
+
+/* Reads meta.json beside rootfs (".../NAME/<id>/rootfs"); -ENOENT (nothing
+ * recorded) for trees without one. */
+int isd_image_config_load(const char *rootfs, struct isd_image_config *cfg);
+void isd_image_config_free(struct isd_image_config *cfg);
+/* For `isd exec`, once the options are parsed: a built image's (spec->image
+ * not "host", spec->rootfs set) ENV under what the options set (origin
+ * "image"), its USER unless user_given, its WORKDIR unless spec->workdir is
+ * set, and its id map when usable for spec->uid/gid.  No meta.json: 0. */
+int isd_image_config_apply(struct isd_spec *spec, bool user_given);
 
 int isd_image_main(int argc, char **argv);
 int isd_build_main(int argc, char **argv);

@@ -21,7 +21,9 @@ void isd_caller_from_process(struct isd_caller *caller);
 
 /* Parse `isd exec` arguments (argv[0] is "exec").  Fills spec, including the
  * implicit defaults (tmpfs /tmp, /var/tmp, /run; the environment).
- * Returns 0 or -errno with the message recorded. */
+ * Returns 0, ISD_CLI_HELP_SHOWN after printing --help, or -errno with the
+ * message recorded. */
+#define ISD_CLI_HELP_SHOWN 1
 int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, struct isd_spec *spec);
 
 /* Individual option parsers, exported for unit tests. */

@@ -6,10 +6,21 @@
 # Every isd call of a test uses the test's own store ($T exists only once
 # the test runs).
 store() {
-	export XDG_DATA_HOME="$T/data"
+	export XDG_DATA_HOME="$T/data" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
 	# Image trees belong to subordinate ids: isd removes them before
 	# lib.sh's teardown removes $T.
-	trap 'remove_images; test_teardown' EXIT
+	trap 'stop_servers; remove_images; test_teardown' EXIT
+}
+
+# Servers a test started (registries, token and https servers).
+stop_servers() {
+	[ -f "$T/pids" ] || return 0
+	for p in $(cat "$T/pids"); do
+		kill "$p" 2>/dev/null
+	done
+	for p in $(cat "$T/pids"); do
+		wait "$p" 2>/dev/null
+	done
 }
 
 remove_images() {
@@ -187,10 +198,16 @@ test_build_refusals() {
 	printf 'FROM scratch\nRUN <<EOF\ntrue\nEOF\n' >"$T/ctx/Containerfile"
 	run_isd build -t refused "$T/ctx"
 	expect_contains "$err" ":2: heredocs"
-	printf 'FROM docker.io/library/fedora:41\n' >"$T/ctx/Containerfile"
+	# (no registry is contacted: short names need an alias, and a bad
+	# reference is refused before any request)
+	printf 'FROM notanalias:41\n' >"$T/ctx/Containerfile"
 	run_isd build -t refused "$T/ctx"
 	expect_rc 125
-	expect_contains "$err" "registry images are not supported yet"
+	expect_contains "$err" "short name without an alias"
+	printf 'FROM registry.example/UPPER/case\n' >"$T/ctx/Containerfile"
+	run_isd build -t refused "$T/ctx"
+	expect_rc 125
+	expect_contains "$err" "not a valid image reference"
 	run_isd build "$T/ctx"
 	expect_contains "$err" "no image name given"
 	run_isd build -t ../x "$T/ctx"
@@ -402,3 +419,380 @@ test_image_commands() {
 	expect_contains "$err" "unknown command 'frob'"
 }
 
+
+# isd exec --image NAME runs with the image's ENV, USER and WORKDIR unless
+# -e, -u or -w say otherwise.
+test_exec_image_config() {
+	store
+	base_layout
+	mkdir -p "$T/ctx"
+	echo data >"$T/ctx/file"
+	cat >"$T/ctx/Containerfile" <<-EOF
+	FROM oci:$T/base:bb
+	ENV GREETING="hello image" PATH=/bin:/opt/tools
+	COPY --chown=agent file /srv/app/file
+	WORKDIR /srv/app
+	USER agent
+	EOF
+	run_isd build -t cfg "$T/ctx"
+	expect_rc 0 "build"
+	run_isd exec --image cfg -- sh -c 'id -u; id -g; pwd; echo "$GREETING|$HOME|$USER|$PATH|$MARK"'
+	expect_rc 0 "exec with the image's defaults"
+	expect_eq "$out" "1000
+1000
+/srv/app
+hello image|/home/agent|agent|/bin:/opt/tools|one"
+	run_isd exec --image cfg -u 0 -w /tmp -e GREETING=override -e PATH=/bin -- sh -c 'id -u; pwd; echo "$GREETING|$HOME|$PATH"'
+	expect_rc 0 "exec with -u -w -e"
+	expect_eq "$out" "0
+/tmp
+override|/root|/bin"
+	run_isd exec --image cfg -u agent -- id -u
+	expect_eq "$out" 1000 "-u NAME"
+	run_isd exec --image cfg --print-spec -- true
+	expect_rc 0
+	expect_contains "$out" '"user": "image"'
+	expect_contains "$out" '"workdir": "image"'
+	expect_contains "$out" '"env:GREETING": "image"'
+	expect_contains "$out" '"GREETING=hello image"'
+	expect_contains "$out" '"workdir": "/srv/app"'
+	run_isd exec --image cfg --print-spec -u 0 -w /tmp -- true
+	expect_contains "$out" '"user": "command line"'
+	expect_contains "$out" '"workdir": "command line"'
+	# The host image and --rootfs keep isd's defaults.
+	run_isd exec --rootfs "$T/data/isd/images/cfg/current/rootfs" -- sh -c 'id -u; pwd; echo "$GREETING"'
+	expect_eq "$out" "$(id -u)
+/" "--rootfs ignores meta.json"
+}
+
+# With a subordinate range, the image's other owners keep their ids: the
+# sandbox gets the build's map (inside 1000 = the caller).
+test_exec_image_idmap() {
+	store
+	need_subids
+	base_layout
+	mkdir -p "$T/ctx"
+	cat >"$T/ctx/Containerfile" <<-EOF
+	FROM oci:$T/base:bb
+	RUN mkdir -p /srv && touch /srv/other /srv/rootfile && chown 4242:4343 /srv/other && chown -R agent:agent /home/agent
+	USER agent
+	WORKDIR /home/agent
+	EOF
+	run_isd build -t mapped "$T/ctx"
+	expect_rc 0 "build"
+	mkdir -p "$T/proj"
+	chmod 0777 "$T/proj" # root's map is 1:1, its uid 1000 is not root
+	run_isd exec --image mapped -v "$T/proj:/proj" -- sh -c 'id -u; touch /proj/made; busybox stat -c %u:%g /srv/other /srv/rootfile /proj/made'
+	expect_rc 0 "exec with the image's map"
+	expect_eq "$out" "1000
+4242:4343
+0:0
+1000:1000"
+	# Inside 1000 is the caller: what the payload makes is ours.
+	owner=$(id -u)
+	[ "$owner" -ne 0 ] || owner=1000
+	expect_eq "$(stat -c %u "$T/proj/made")" "$owner" "owner on the host"
+	run_isd exec --image mapped --print-spec -- true
+	expect_contains "$out" '"uid_map"'
+	# -u 0 is the image's root (a subordinate id on the host).
+	run_isd exec --image mapped -u 0 -- sh -c 'id -u; busybox stat -c %u /srv/rootfile'
+	expect_rc 0
+	expect_eq "$out" "0
+0"
+}
+
+# ---- registries: Debian's docker-registry on 127.0.0.1, fixtures pushed
+# with skopeo, nothing but loopback ever contacted ----
+
+need_registry() {
+	command -v docker-registry >/dev/null || skip "docker-registry is not installed (apt-get install docker-registry)"
+	command -v skopeo >/dev/null || skip "skopeo is not installed (apt-get install skopeo)"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+}
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_http() {
+	i=0
+	until curl -s -o /dev/null "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "$1 did not come up: $(cat "$T"/*.log 2>/dev/null)"
+		sleep 0.1
+	done
+}
+
+# start_registry NAME [AUTH_YAML]: a registry on a free loopback port
+# storing in $T/regdata (shared by every registry of the test); its
+# address goes to $REG.
+start_registry() {
+	port=$(free_port)
+	{
+		printf 'version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\n'
+		printf 'storage:\n  filesystem:\n    rootdirectory: %s/regdata\n  delete:\n    enabled: true\n' "$T"
+		printf 'http:\n  addr: 127.0.0.1:%s\n  secret: isd-test-secret\n' "$port"
+		[ -z "${2:-}" ] || printf '%s\n' "$2"
+	} >"$T/$1.yml"
+	docker-registry serve "$T/$1.yml" >"$T/$1.log" 2>&1 &
+	echo $! >>"$T/pids"
+	REG=127.0.0.1:$port
+	wait_http "http://$REG/v2/"
+}
+
+# push SRC NAME:TAG: an OCI layout ref into the test registry $REG.
+push() {
+	skopeo --insecure-policy copy --quiet ${3:-} --dest-tls-verify=false "oci:$1" "docker://$REG/$2" >"$T/skopeo.log" 2>&1 ||
+		fail "skopeo copy $1 -> $2: $(cat "$T/skopeo.log")"
+}
+
+# The registry's stored data of a blob.
+reg_blob() {
+	h=${1#sha256:}
+	echo "$T/regdata/docker/registry/v2/blobs/sha256/$(echo "$h" | cut -c1-2)/$h/data"
+}
+
+layer_digest() {
+	"$ISD" image inspect "$1" | sed -n 's/.*"base_digest": "\(sha256:[0-9a-f]*\)".*/\1/p'
+}
+
+test_registry_pull() {
+	store
+	need_registry
+	base_layout
+	start_registry reg
+	push "$T/base:bb-multi" test/bb:v1 --all
+	mkdir -p "$T/ctx"
+	echo added >"$T/ctx/file"
+	printf 'FROM %s/test/bb:v1\nCOPY file /file\n' "$REG" >"$T/ctx/Containerfile"
+	run_isd build -t pulled "$T/ctx"
+	expect_rc 0 "build FROM a registry"
+	expect_contains "$out" "$REG/test/bb:v1 @ sha256:"
+	run_isd exec --image pulled -- sh -c 'cat /file; echo $MARK'
+	expect_eq "$out" "added
+one"
+	[ -n "$(ls "$T/cache/isd/blobs/sha256")" ] || fail "nothing in the blob cache"
+	# The same manifest pinned by digest (the index picked this machine's).
+	digest=$(layer_digest pulled)
+	printf 'FROM %s/test/bb@%s\nCOPY file /file\n' "$REG" "$digest" >"$T/ctx/Containerfile"
+	run_isd build -t pinned "$T/ctx"
+	expect_rc 0 "FROM @sha256:"
+	expect_eq "$(layer_digest pinned)" "$digest"
+	# A pin nothing has.
+	printf 'FROM %s/test/bb@sha256:%s\n' "$REG" "$(printf x | sha256sum | cut -d' ' -f1)" >"$T/ctx/Containerfile"
+	run_isd build -t nopin "$T/ctx"
+	expect_rc 125 "a digest nobody has"
+	expect_contains "$err" "HTTP 404"
+	# A short name comes only from an alias.
+	printf 'FROM nosuchshortname\n' >"$T/ctx/Containerfile"
+	run_isd build -t short "$T/ctx"
+	expect_rc 125
+	expect_contains "$err" "short name without an alias"
+	mkdir -p "$T/config/isd"
+	printf '# test\nalias mybb %s/test/bb\n' "$REG" >"$T/config/isd/registries.conf"
+	printf 'FROM mybb:v1\n' >"$T/ctx/Containerfile"
+	run_isd build -t aliased "$T/ctx"
+	expect_rc 0 "FROM an alias"
+	expect_eq "$(layer_digest aliased)" "$digest"
+	# Mirrors come first; one that does not answer falls through.
+	dead=127.0.0.1:$(free_port)
+	printf 'mirror %s %s\nmirror %s %s\n' "$dead" "$REG" "$REG" "$dead" >"$T/config/isd/registries.conf"
+	rm -rf "$T/cache"
+	printf 'FROM %s/test/bb:v1\n' "$dead" >"$T/ctx/Containerfile"
+	run_isd build -t mirrored "$T/ctx"
+	expect_rc 0 "FROM through a mirror"
+	expect_eq "$(layer_digest mirrored)" "$digest"
+	rm -rf "$T/cache"
+	printf 'FROM %s/test/bb:v1\n' "$REG" >"$T/ctx/Containerfile"
+	run_isd build -t fellthrough "$T/ctx"
+	expect_rc 0 "a dead mirror"
+	expect_contains "$err" "trying the next host"
+}
+
+test_registry_cache_and_pull() {
+	store
+	need_registry
+	base_layout
+	start_registry reg
+	push "$T/base:bb" test/bb:v1
+	mkdir -p "$T/ctx"
+	printf 'FROM %s/test/bb:v1\n' "$REG" >"$T/ctx/Containerfile"
+	run_isd build -t follow "$T/ctx"
+	expect_rc 0
+	# A re-push of the tag: nothing changes until --pull looks it up.
+	echo v2 >"$T/baseroot/version"
+	make_layout "$T/v2" bb "$T/baseroot" two
+	push "$T/v2:bb" test/bb:v1
+	run_isd build -t follow "$T/ctx"
+	expect_rc 0
+	expect_contains "$out" "up to date"
+	run_isd build -t follow --pull "$T/ctx"
+	expect_rc 0 "--pull"
+	expect_not_contains "$out" "up to date"
+	run_isd exec --image follow -- sh -c 'cat /version; echo $MARK'
+	expect_eq "$out" "v2
+two"
+	# With the registry gone, the cache alone builds; --pull needs it.
+	stop_servers
+	rm "$T/pids"
+	run_isd build -t follow --no-cache "$T/ctx"
+	expect_rc 0 "a cached base without network"
+	run_isd build -t follow --pull "$T/ctx"
+	expect_rc 125 "--pull without the registry"
+	expect_contains "$err" "GET http"
+}
+
+test_registry_corrupt_blob() {
+	store
+	need_registry
+	base_layout
+	start_registry reg
+	push "$T/base:bb" test/bb:v1
+	layer=$(ls -S "$T"/regdata/docker/registry/v2/blobs/sha256/*/*/data | head -n1)
+	hex=$(basename "$(dirname "$layer")")
+	printf 'x' | dd of="$layer" bs=1 seek=1000 conv=notrunc 2>/dev/null
+	mkdir -p "$T/ctx"
+	printf 'FROM %s/test/bb:v1\n' "$REG" >"$T/ctx/Containerfile"
+	run_isd build -t corrupt "$T/ctx"
+	expect_rc 125 "a corrupted blob"
+	expect_contains "$err" "does not match its digest sha256:$hex"
+	[ ! -e "$T/cache/isd/blobs/sha256/$hex" ] || fail "a corrupted blob entered the cache"
+	[ ! -e "$T/data/isd/images/corrupt/current" ] || fail "a corrupted base was published"
+}
+
+test_registry_resume() {
+	store
+	need_registry
+	base_layout
+	start_registry reg
+	push "$T/base:bb" test/bb:v1
+	layer=$(ls -S "$T"/regdata/docker/registry/v2/blobs/sha256/*/*/data | head -n1)
+	hex=$(basename "$(dirname "$layer")")
+	size=$(stat -c %s "$layer")
+	half=$((size / 2))
+	mkdir -p "$T/cache/isd/blobs/partial" "$T/ctx"
+	# An interrupted download: the first half is there.
+	head -c $half "$layer" >"$T/cache/isd/blobs/partial/$hex"
+	printf 'FROM %s/test/bb:v1\n' "$REG" >"$T/ctx/Containerfile"
+	run_isd build -t resumed "$T/ctx"
+	expect_rc 0 "resume"
+	expect_contains "$out" "resuming at byte $half"
+	expect_contains "$out" "$size bytes"
+	cmp "$layer" "$T/cache/isd/blobs/sha256/$hex" || fail "the resumed blob differs"
+	# A stale partial file (not a prefix of the blob) costs a second
+	# download, not the build.
+	rm -rf "$T/cache"
+	mkdir -p "$T/cache/isd/blobs/partial"
+	head -c $half /dev/zero >"$T/cache/isd/blobs/partial/$hex"
+	run_isd build -t resumed --no-cache "$T/ctx"
+	expect_rc 0 "a stale partial download"
+	cmp "$layer" "$T/cache/isd/blobs/sha256/$hex" || fail "the re-downloaded blob differs"
+}
+
+# Token auth as Docker Hub, quay.io and registry.fedoraproject.org's peers
+# do it: 401 with a Bearer challenge, an anonymous token from the realm.
+test_registry_token() {
+	store
+	need_registry
+	command -v openssl >/dev/null || skip "openssl is not installed"
+	base_layout
+	start_registry plain
+	push "$T/base:bb" test/bb:v1
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/token.key" -out "$T/token.crt" -days 1 \
+		-subj /CN=isd-test-token >/dev/null 2>&1 || fail "openssl could not make a key"
+	python3 "$ISD_TEST_SRCDIR/tests/build/token-server.py" "$T/token.port" "$T/token.key" "$T/token.crt" \
+		isd-test-issuer "$T/token-requests.log" &
+	echo $! >>"$T/pids"
+	i=0
+	until [ -s "$T/token.port" ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "the token server did not start"
+		sleep 0.1
+	done
+	tport=$(cat "$T/token.port")
+	start_registry auth "auth:
+  token:
+    realm: http://127.0.0.1:$tport/token
+    service: isd-test-registry
+    issuer: isd-test-issuer
+    rootcertbundle: $T/token.crt"
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://$REG/v2/")" = 401 ] || fail "the registry does not want a token"
+	mkdir -p "$T/ctx"
+	printf 'FROM %s/test/bb:v1\n' "$REG" >"$T/ctx/Containerfile"
+	run_isd build -t tokened "$T/ctx"
+	expect_rc 0 "build through token auth"
+	grep -q "scope=repository%3Atest%2Fbb%3Apull" "$T/token-requests.log" ||
+		grep -q "scope=repository:test/bb:pull" "$T/token-requests.log" ||
+		fail "no token asked for: $(cat "$T/token-requests.log")"
+	run_isd exec --image tokened -- cat /etc/passwd
+	expect_contains "$out" "agent:x:1000"
+}
+
+# ---- ADD --checksum=sha256:... https://... from a loopback https server
+# with a throw-away certificate (ISD_CA_FILE / --ca-file) ----
+
+start_https() {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	command -v openssl >/dev/null || skip "openssl is not installed"
+	rm -f "$T/https.port"
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/https.key" -out "$T/https.crt" -days 1 \
+		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 ||
+		fail "openssl could not make a certificate"
+	python3 "$ISD_TEST_SRCDIR/tests/build/https-server.py" "$1" "$T/https.crt" "$T/https.key" "$T/https.port" \
+		"$T/https-requests.log" &
+	echo $! >>"$T/pids"
+	i=0
+	until [ -s "$T/https.port" ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "the https server did not start"
+		sleep 0.1
+	done
+	URL=https://127.0.0.1:$(cat "$T/https.port")
+}
+
+test_build_add_url() {
+	store
+	base_layout
+	mkdir -p "$T/srv/rel" "$T/ctx"
+	printf '#!/bin/sh\necho tool ran\n' >"$T/srv/rel/tool"
+	echo plain >"$T/srv/notes.txt"
+	start_https "$T/srv"
+	tool=$(sha "$T/srv/rel/tool")
+	notes=$(sha "$T/srv/notes.txt")
+	cat >"$T/ctx/Containerfile" <<-EOF
+	FROM oci:$T/base:bb
+	ADD --chmod=0755 --checksum=sha256:$tool $URL/rel/tool /usr/local/bin/tool
+	ADD --checksum=sha256:$notes $URL/notes.txt /docs/
+	EOF
+	# The certificate is checked: unknown without the CA.
+	run_isd build -t fetched "$T/ctx"
+	expect_rc 125 "an unknown certificate"
+	expect_contains "$err" "line 2: "
+	ISD_CA_FILE="$T/https.crt" run_isd build -t fetched "$T/ctx"
+	expect_rc 0 "ADD https with ISD_CA_FILE"
+	run_isd exec --image fetched -- sh -c '/usr/local/bin/tool; cat /docs/notes.txt; busybox stat -c "%a %u:%g" /usr/local/bin/tool /docs/notes.txt'
+	expect_eq "$out" "tool ran
+plain
+755 0:0
+600 0:0"
+	# Cached by checksum: a rebuild needs no server.
+	stop_servers
+	rm "$T/pids"
+	run_isd build -t fetched --no-cache "$T/ctx"
+	expect_rc 0 "ADD from the cache"
+	# A file whose content is not what --checksum says is refused.
+	start_https "$T/srv"
+	echo changed >"$T/srv/notes.txt"
+	printf 'FROM oci:%s:bb\nADD --checksum=sha256:%s %s/notes.txt /n\n' "$T/base" "$(printf x | sha256sum | cut -d' ' -f1)" "$URL" >"$T/ctx/Containerfile"
+	run_isd build -t wrong --ca-file "$T/https.crt" "$T/ctx"
+	expect_rc 125 "a wrong checksum"
+	expect_contains "$err" "does not match its digest"
+	[ ! -e "$T/data/isd/images/wrong/current" ] || fail "a wrong download was published"
+	# Without --checksum: refused with the line, before any request.
+	printf 'FROM oci:%s:bb\n\nADD %s/notes.txt /n\n' "$T/base" "$URL" >"$T/ctx/Containerfile"
+	: >"$T/https-requests.log"
+	run_isd build -t unpinned --ca-file "$T/https.crt" "$T/ctx"
+	expect_rc 125
+	expect_contains "$err" "line 3: ADD $URL/notes.txt: a download needs --checksum"
+	[ ! -s "$T/https-requests.log" ] || fail "an unpinned ADD made a request"
+}

@@ -265,6 +265,23 @@ static void test_plan(void)
 	CHECK(plan("FROM scratch\nENV X\n", NULL, NULL, &p) < 0);
 	CHECK(plan("FROM scratch\nWORKDIR ${X:?needs X}\n", NULL, NULL, &p) < 0);
 	CHECK(strstr(isd_error_message(), "needs X") != NULL);
+
+	/* ADD of a URL: only with one URL and a sha256 --checksum. */
+	CHECK(plan("FROM scratch\n\nADD https://h.example/f /f\n", NULL, NULL, &p) < 0);
+	CHECK(strstr(isd_error_message(), "line 3: ADD https://h.example/f: a download needs --checksum") != NULL);
+	CHECK(plan("FROM scratch\nADD --checksum=md5:00 https://h.example/f /f\n", NULL, NULL, &p) < 0);
+	CHECK(strstr(isd_error_message(), "expected sha256:") != NULL);
+	CHECK(plan("FROM scratch\nADD --checksum=sha256:0000000000000000000000000000000000000000000000000000000000000000 "
+		   "https://h.example/f https://h.example/g /d/\n", NULL, NULL, &p) < 0);
+	CHECK(plan("FROM scratch\nADD --checksum=sha256:0000000000000000000000000000000000000000000000000000000000000000 "
+		   "local /d/\n", NULL, NULL, &p) < 0);
+	CHECK(strstr(isd_error_message(), "only applies to ADD of a URL") != NULL);
+	CHECK(plan("FROM scratch\nCOPY https://h.example/f /f\n", NULL, NULL, &p) < 0);
+	CHECK(plan("FROM scratch\nADD --chmod=755 --checksum=sha256:00000000000000000000000000000000000000000000000000000000000000aa "
+		   "https://h.example/f /f\n", NULL, NULL, &p) == 0);
+	CHECK(p.n_steps == 1 && !strcmp(p.steps[0].checksum,
+				   "sha256:00000000000000000000000000000000000000000000000000000000000000aa"));
+	isd_build_plan_free(&p);
 }
 
 int main(void)
