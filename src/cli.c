@@ -189,7 +189,7 @@ void isd_caller_from_process(struct isd_caller *caller)
 	caller->stdout_tty = isatty(STDOUT_FILENO);
 }
 
-static const char *caller_getenv(const struct isd_caller *caller, const char *name)
+const char *isd_caller_getenv(const struct isd_caller *caller, const char *name)
 {
 	size_t len = strlen(name);
 
@@ -199,46 +199,7 @@ static const char *caller_getenv(const struct isd_caller *caller, const char *na
 	return NULL;
 }
 
-static int add_env_arg(struct isd_spec *spec, const struct isd_caller *caller, const char *arg,
-		       const char *origin)
-{
-	const char *eq = strchr(arg, '=');
 
-	if (eq == arg || !*arg)
-		return isd_error(0, "%s '%s': expected NAME=VALUE or NAME", origin, arg);
-	if (eq) {
-		_cleanup_free_ char *name = strndup(arg, (size_t)(eq - arg));
-		isd_spec_setenv(spec, name, eq + 1);
-	} else {
-		const char *v = caller_getenv(caller, arg);
-		if (v)
-			isd_spec_setenv(spec, arg, v);
-	}
-	return 0;
-}
-
-static int read_env_file(struct isd_spec *spec, const struct isd_caller *caller, const char *path)
-{
-	_cleanup_free_ char *text = NULL;
-	char *line, *save = NULL;
-	int r = isd_read_file_at(AT_FDCWD, path, &text, NULL);
-
-	if (r < 0)
-		return isd_error(r, "reading --env-file %s", path);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		size_t len = strlen(line);
-		if (len && line[len - 1] == '\r')
-			line[len - 1] = '\0';
-		while (*line == ' ' || *line == '\t')
-			line++;
-		if (!*line || *line == '#')
-			continue;
-		r = add_env_arg(spec, caller, line, path);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
 
 /* The file (or "command line") an origin names, without the line. */
 static size_t origin_source_len(const char *origin)
@@ -269,107 +230,9 @@ static int add_user_mount(struct isd_spec *spec, const struct isd_mount *parsed,
 	return 0;
 }
 
-static int parse_security_opt(struct isd_spec *spec, const char *arg)
-{
-	if (!strcmp(arg, "no-new-privileges") || !strcmp(arg, "no-new-privileges:true") ||
-	    !strcmp(arg, "no-new-privileges=true"))
-		return 0;
-	if (!strncmp(arg, "no-new-privileges", 17))
-		return isd_error(0, "--security-opt %s: isd always sets no_new_privs; it cannot be turned off", arg);
-	if (!strncmp(arg, "seccomp=", 8) || !strncmp(arg, "seccomp:", 8)) {
-		if (!arg[8])
-			return isd_error(0, "--security-opt %s: missing profile name or path", arg);
-		free(spec->seccomp);
-		spec->seccomp = isd_xstrdup(arg + 8);
-		return 0;
-	}
-	return isd_error(0, "--security-opt %s: unknown (known: seccomp=NAME|PATH|unconfined, no-new-privileges)", arg);
-}
 
-static int parse_user(struct isd_spec *spec, const char *arg)
-{
-	_cleanup_free_ char *copy = isd_xstrdup(arg);
-	char *g = strchr(copy, ':');
-	uint32_t gid_from_passwd = 0;
-	bool have_passwd_gid = false;
 
-	if (g)
-		*g++ = '\0';
-	if (isd_parse_uint32(copy, &spec->uid) < 0) {
-		if (isd_options_passwd_lookup(spec, copy, 0, &spec->uid, &gid_from_passwd, NULL, NULL) < 0)
-			return isd_error(0, "--user %s: '%s' is neither a number nor a user in the image's /etc/passwd",
-					 arg, copy);
-		have_passwd_gid = true;
-	}
-	if (g) {
-		if (isd_parse_uint32(g, &spec->gid) < 0)
-			return isd_error(0, "--user %s: group '%s' must be numeric", arg, g);
-	} else if (have_passwd_gid) {
-		spec->gid = gid_from_passwd;
-	}
-	return 0;
-}
 
-static void add_implicit_tmpfs(struct isd_spec *spec, const char *dst, uint64_t size, bool exec)
-{
-	struct isd_mount *m;
-
-	if (isd_spec_find_mount(spec, dst) >= 0)
-		return;
-	m = isd_spec_add_mount(spec);
-	m->type = ISD_MOUNT_TMPFS;
-	m->destination = isd_xstrdup(dst);
-	m->size = size;
-	m->mode = 01777;
-	m->has_mode = true;
-	m->exec = exec;
-	m->implicit = true;
-}
-
-static void apply_default_env(struct isd_spec *spec, const struct isd_caller *caller,
-			      char **user_env)
-{
-	_cleanup_free_ char *home = NULL, *user = NULL;
-	const char *v;
-
-	/* On the host image the caller's own HOME and USER win over passwd,
-	 * as they would in the caller's shell. */
-	if (spec->uid == caller->uid && !spec->rootfs) {
-		home = isd_xstrdup(caller->home);
-		v = caller_getenv(caller, "USER");
-		if (v)
-			user = isd_xstrdup(v);
-	}
-	if ((!home || !user) && isd_options_passwd_lookup(spec, NULL, spec->uid, NULL, NULL,
-						    home ? NULL : &home, user ? NULL : &user) < 0) {
-		if (!home) /* an image's ENV HOME, else / */
-			home = isd_xstrdup(isd_spec_getenv(spec, "HOME") ? isd_spec_getenv(spec, "HOME") : "/");
-		if (!user)
-			user = isd_xstrdup("");
-	}
-	isd_spec_setenv(spec, "HOME", home);
-	if (user[0]) {
-		isd_spec_setenv(spec, "USER", user);
-		isd_spec_setenv(spec, "LOGNAME", user);
-	}
-	v = caller_getenv(caller, "PATH");
-	if (!isd_spec_getenv(spec, "PATH")) /* an image's ENV PATH stays */
-		isd_spec_setenv(spec, "PATH", !spec->rootfs && v ? v : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-	v = caller_getenv(caller, "TERM");
-	if (v)
-		isd_spec_setenv(spec, "TERM", v);
-	for (char **e = caller->environ; e && *e; e++) {
-		if (!strncmp(*e, "LANG=", 5) || !strncmp(*e, "LANGUAGE=", 9) || !strncmp(*e, "LC_", 3)) {
-			_cleanup_free_ char *name = strndup(*e, (size_t)(strchr(*e, '=') - *e));
-			isd_spec_setenv(spec, name, strchr(*e, '=') + 1);
-		}
-	}
-	/* -e and --env-file override the defaults, in the order given. */
-	for (char **e = user_env; e && *e; e++) {
-		_cleanup_free_ char *name = strndup(*e, (size_t)(strchr(*e, '=') - *e));
-		isd_spec_setenv(spec, name, strchr(*e, '=') + 1);
-	}
-}
 
 /* The option --ARG names as getopt_long would take it: an exact name, or
  * an unambiguous prefix (--prof for --profile).  NULL when none or
@@ -452,7 +315,7 @@ static int assemble_args(int argc, char **argv, const struct isd_caller *caller,
 {
 	int cmd = find_command_index(argc, argv);
 	const char *agent = find_long_value(argc, argv, cmd, "agent");
-	const char *user = caller_getenv(caller, "USER");
+	const char *user = isd_caller_getenv(caller, "USER");
 	struct isd_profile_vars vars = {.home = caller->home, .pwd = caller->cwd, .user = user ? user : "",
 					.uid = caller->uid, .gid = caller->gid};
 	int r;
@@ -602,14 +465,14 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		origin = args.origin[optind > 0 ? optind - 1 : 0];
 		switch (opt) {
 		case 'e':
-			r = add_env_arg(&user_env, caller, arg, "--env");
+			r = isd_options_add_env(&user_env, caller, arg, "--env");
 			if (r == 0) {
 				_cleanup_free_ char *key = isd_xasprintf("env:%.*s", (int)strcspn(arg, "="), arg);
 				isd_spec_set_origin(spec, key, origin);
 			}
 			break;
 		case OPT_ENV_FILE:
-			r = read_env_file(&user_env, caller, arg);
+			r = isd_options_read_env_file(&user_env, caller, arg);
 			break;
 		case 'v':
 			r = isd_cli_parse_volume(arg, caller->cwd, &m);
@@ -709,7 +572,7 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			spec->print_spec = true;
 			break;
 		case OPT_SECURITY_OPT:
-			r = parse_security_opt(spec, arg);
+			r = isd_options_security_opt(spec, arg);
 			if (!strncmp(arg, "seccomp", 7))
 				isd_spec_set_origin(spec, "seccomp", origin);
 			break;
@@ -846,7 +709,7 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 
 	/* Names are looked up in the image, which is only known now. */
 	if (user_arg) {
-		r = parse_user(spec, user_arg);
+		r = isd_options_user(spec, user_arg);
 		if (r < 0)
 			goto out;
 	}
@@ -873,13 +736,13 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	if (!spec->seccomp)
 		spec->seccomp = isd_xstrdup("default");
 	/* Sizes bound what a runaway payload can pin in memory through tmpfs. */
-	add_implicit_tmpfs(spec, "/tmp", 1ULL << 30, true);
-	add_implicit_tmpfs(spec, "/var/tmp", 256ULL << 20, false);
-	add_implicit_tmpfs(spec, "/run", 64ULL << 20, false);
+	isd_options_implicit_tmpfs(spec, "/tmp", 1ULL << 30, true);
+	isd_options_implicit_tmpfs(spec, "/var/tmp", 256ULL << 20, false);
+	isd_options_implicit_tmpfs(spec, "/run", 64ULL << 20, false);
 	isd_spec_drop_missing_optional(spec);
-	apply_default_env(spec, caller, user_env.env);
+	isd_options_default_env(spec, caller, user_env.env);
 	isd_netcfg_apply_env(spec);
-	r = isd_command_resolve(spec, caller, caller_getenv(caller, "PATH"));
+	r = isd_command_resolve(spec, caller, isd_caller_getenv(caller, "PATH"));
 out:
 	if (r < 0 && strncmp(origin, "profile ", 8) == 0)
 		isd_error_hint("from %s", origin);

@@ -18,6 +18,8 @@ struct isd_caller {
 };
 
 void isd_caller_from_process(struct isd_caller *caller);
+/* NAME's value in the caller's environment, or NULL. */
+const char *isd_caller_getenv(const struct isd_caller *caller, const char *name);
 
 /* Parse `isd exec` arguments (argv[0] is "exec").  Fills spec, including the
  * implicit defaults (tmpfs /tmp, /var/tmp, /run; the environment).

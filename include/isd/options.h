@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "isd/cli.h"
 #include "isd/spec.h"
 
 /* A host path as the user means it: relative to cwd, symlinks resolved. */
@@ -17,5 +18,18 @@ int isd_options_passwd_lookup(const struct isd_spec *spec, const char *name, uin
 			      uint32_t *gid_out, char **home_out, char **user_out);
 /* --image NAME: "host" or a tree in the image store. */
 int isd_options_resolve_image(struct isd_spec *spec, const char *name);
+
+/* -e NAME[=VALUE] (copied from the caller when there is no value). */
+int isd_options_add_env(struct isd_spec *spec, const struct isd_caller *caller, const char *arg, const char *origin);
+/* --env-file FILE: NAME=VALUE or NAME lines, # comments. */
+int isd_options_read_env_file(struct isd_spec *spec, const struct isd_caller *caller, const char *path);
+/* --security-opt seccomp=...|no-new-privileges[:true]. */
+int isd_options_security_opt(struct isd_spec *spec, const char *arg);
+/* -u UID[:GID] or a user name of the image, resolved once the image is known. */
+int isd_options_user(struct isd_spec *spec, const char *arg);
+/* A tmpfs of isd's own at dst unless a mount is already there. */
+void isd_options_implicit_tmpfs(struct isd_spec *spec, const char *dst, uint64_t size, bool exec);
+/* HOME, USER, LOGNAME, PATH, TERM, LANG/LC_*, then -e/--env-file in order. */
+void isd_options_default_env(struct isd_spec *spec, const struct isd_caller *caller, char **user_env);
 
 #endif
