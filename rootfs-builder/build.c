@@ -56,18 +56,23 @@ struct build {
 	char key[80];
 };
 
+void isd_build_vsay(bool quiet, const char *fmt, va_list ap)
+{
+	if (quiet)
+		return;
+	vprintf(fmt, ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
 static void progress(const struct build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void progress(const struct build *b, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (b->o->quiet)
-		return;
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	isd_build_vsay(b->o->quiet, fmt, ap);
 	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
 }
 
 static void hash_line(struct isd_sha256 *h, const char *tag, const char *value)

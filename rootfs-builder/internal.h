@@ -87,4 +87,7 @@ char *isd_url_basename(const char *url);
 /* Puts "prefix" (formatted) before the recorded error message; returns r. */
 int isd_error_prefix(int r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A line of progress on stdout (build.c), unless quiet. */
+void isd_build_vsay(bool quiet, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 #endif

@@ -49,13 +49,9 @@ static void say(const struct pull *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->o->quiet)
-		return;
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	isd_build_vsay(p->o->quiet, fmt, ap);
 	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
 }
 
 static struct isd_http *conn(struct pull *p, size_t i)

@@ -6,16 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
+#include "check.h"
 
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,   \
-				__LINE__, #cond, isd_error_message());                           \
-			failures++;                                                              \
-		}                                                                                \
-	} while (0)
 
 static char *expand(const char *text, char **vars)
 {

@@ -20,18 +20,11 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
-static int failures;
+#include "check.h"
+
 static char base[256];
 static struct isd_idmap map;
 
-#define CHECK(cond)                                                                              \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__,   \
-				__LINE__, #cond, isd_error_message());                           \
-			failures++;                                                              \
-		}                                                                                \
-	} while (0)
 
 enum kind { F, D, L, H, C };
 
