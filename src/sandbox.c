@@ -506,7 +506,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	int status = 0, exit_code, r;
 	bool needs_attach;
 	pid_t pid;
-	bool parent_failed = true;
+	bool parent_failed = true, relay_failed = false;
 	struct isd_proxy *proxy = NULL;
 	struct isd_net_helper net_helper = {.pid = -1, .exit_fd = -1};
 
@@ -596,17 +596,21 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	r = read_setup_messages(sv[0], &msg, &pty_master, proxy);
 	/* The listeners queue connections until now: the payload may have
 	 * started already, nothing it sent is lost. */
-	if (r == 0 && isd_proxy_start(proxy) < 0)
-		isd_error_print("starting the network relay");
-	if (r == 0 && pty_master >= 0 && run_terminal(spec, &pty_master, pid) < 0)
-		isd_error_print("relaying the terminal");
+	/* A sandbox whose relay could not start would run without what it
+	 * was promised (its network, its terminal): it ends instead. */
+	if (r == 0 && (isd_proxy_start(proxy) < 0 ||
+		       (pty_master >= 0 && run_terminal(spec, &pty_master, pid) < 0))) {
+		isd_error_print("starting the sandbox's relay failed");
+		kill(pid, SIGKILL);
+		relay_failed = true;
+	}
 	if (child_done)
 		status = waited_status;
 	else
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	forward_to = -1;
-	exit_code = isd_exit_status_from_wait(status);
+	exit_code = relay_failed ? ISD_EXIT_FAILURE : isd_exit_status_from_wait(status);
 	if (r > 0) {
 		isd_error_raw(-EIO, msg.text);
 		isd_error_print("sandbox setup failed");
