@@ -239,6 +239,11 @@ static _Noreturn void child_main(const struct child_args *a)
 	 * the whole pid namespace) gets SIGKILL.  isd may already be gone. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(ISD_EXIT_FAILURE);
+	/* pid 1 ignores signals it has no handler for, so a Ctrl-C that isd
+	 * forwards during setup would be lost: blocked now, it waits for init
+	 * to hand it to the payload. */
+	if (isd_init_block_signals(&old_mask) < 0)
+		_exit(ISD_EXIT_FAILURE);
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
 		_exit(ISD_EXIT_FAILURE);
 
@@ -297,9 +302,6 @@ static _Noreturn void child_main(const struct child_args *a)
 	}
 	if (spec->pid_host)
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if (isd_init_block_signals(&old_mask) < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-
 	/* The payload inherits its capability state from init: every
 	 * capability dropped, securebits locked and no_new_privs set (isd
 	 * build's RUN keeps Docker's default set instead).  init itself keeps
