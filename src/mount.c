@@ -747,6 +747,17 @@ static int build_root(struct builder *b, const struct isd_spec *spec, struct sou
 	return 0;
 }
 
+/* The new mount API and openat2 arrived in Linux 5.2 to 5.12; an older
+ * kernel (or a seccomp profile of an outer container that predates them)
+ * answers ENOSYS, which alone would say little. */
+static int explain_enosys(int r)
+{
+	if (r == -ENOSYS)
+		isd_error_hint("isd needs Linux 5.12 or newer (open_tree, fsopen, move_mount, mount_setattr, openat2); "
+			       "inside a container, its seccomp profile may also block them");
+	return r;
+}
+
 int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *extras)
 {
 	struct builder b = {.root = -1, .generated = -1};
@@ -868,5 +879,5 @@ out:
 		close(b.root);
 	if (b.generated >= 0)
 		close(b.generated);
-	return r;
+	return explain_enosys(r);
 }
