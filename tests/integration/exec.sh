@@ -528,3 +528,22 @@ test_nested_isd() {
 		expect_contains "$err" "CAP_SETFCAP"
 	fi
 }
+
+# A kernel (or an outer container's seccomp profile) without the new mount
+# API: one line that names the kernel version isd needs.
+test_no_mount_api_explained() {
+	command -v python3 >/dev/null || skip "python3 needed to edit a profile"
+	profiles=$ISD_TEST_SRCDIR/seccomp-profiles
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d["syscalls"]:
+    s["names"] = [n for n in s.get("names", []) if n != "open_tree"]
+json.dump(d, open(sys.argv[2], "w"))' "$profiles/nested.json" "$T/no-open-tree.json"
+	outer="-v $ISD:$ISD:ro -v $profiles:$profiles:ro"
+	[ "$(id -u)" -ne 0 ] || outer="$outer -u 1000:1000"
+	run_isd exec --security-opt "seccomp=$T/no-open-tree.json" $outer -- "$ISD" exec -- true
+	expect_rc 125 "no open_tree"
+	expect_contains "$err" "Linux 5.12"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "one line: $err"
+}
