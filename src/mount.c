@@ -1,18 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Everything is done with the new mount API on file descriptors: sources are
- * cloned (open_tree) before anything covers them, destinations are resolved
- * component by component inside the new root without ever following a
- * symlink out of it, and mounts are attached to those descriptors
- * (move_mount), so no path is looked up twice and nothing can race us.
- *
- * A destination that does not exist is created.  When its parent lies in a
- * read-only bind of the image, that directory is "shadowed": a tmpfs takes
- * its place holding binds of every original entry, so the mount point can be
- * created without writing a byte into the image on the host.
+ * The sandbox's file system, in order: sources are cloned (open_tree)
+ * before anything covers them, then the root tmpfs with the image, isd's
+ * /dev, /proc and /sys, the user's mounts (parents first), the generated
+ * files, and pivot_root.  The descriptor primitives (and the resolution of
+ * destinations inside the root) are in mount-fs.c.
  */
 #define _GNU_SOURCE
 #include "isd/mount.h"
+#include "isd/mount-fs.h"
 #include "isd/syscalls.h"
 #include "isd/userns.h"
 #include "isd/util.h"
@@ -23,385 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define MAX_SYMLINKS 40
-
-struct builder {
-	int root;          /* the sandbox's root tmpfs, attached at a staging dir */
-	int generated;     /* tmpfs beneath it holding generated files */
-	unsigned n_generated;
-	int *readonly_later; /* tmpfs mounts to make read-only once populated */
-	size_t n_readonly_later;
-	bool writable_image; /* isd build's RUN: never write generated files into it */
-};
-
-static void remember_readonly(struct builder *b, int fd)
-{
-	b->readonly_later = isd_xrealloc(b->readonly_later, (b->n_readonly_later + 1) * sizeof(int));
-	b->readonly_later[b->n_readonly_later++] = fd;
-}
-
-/* The kernel explains fsconfig failures in the fs context's log. */
-static void append_fs_log(int fsfd)
-{
-	char msg[256];
-	ssize_t n = read(fsfd, msg, sizeof(msg) - 1);
-
-	if (n > 2) {
-		msg[n] = '\0';
-		if (msg[n - 1] == '\n')
-			msg[n - 1] = '\0';
-		isd_error_hint("kernel says: %s", msg + 2);
-	}
-}
-
-static int fs_set(int fsfd, const char *fstype, const char *key, const char *value)
-{
-	if (isd_fsconfig(fsfd, value ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key, value, 0) < 0) {
-		int r = isd_error(-errno, "configuring %s option %s%s%s", fstype, key, value ? "=" : "",
-				  value ? value : "");
-		append_fs_log(fsfd);
-		return r;
-	}
-	return 0;
-}
-
-/* A detached mount of a new filesystem instance. */
-static int new_fs(const char *fstype, const char *const *options, unsigned attrs, const char *what)
-{
-	_cleanup_close_ int fsfd = isd_fsopen(fstype, FSOPEN_CLOEXEC);
-	int mfd, r;
-
-	if (fsfd < 0)
-		return isd_error(-errno, "creating %s for %s", fstype, what);
-	for (size_t i = 0; options && options[i]; i += 2) {
-		r = fs_set(fsfd, fstype, options[i], options[i + 1]);
-		if (r < 0)
-			return r;
-	}
-	if (isd_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		r = isd_error(-errno, "creating %s for %s", fstype, what);
-		append_fs_log(fsfd);
-		return r;
-	}
-	mfd = isd_fsmount(fsfd, FSMOUNT_CLOEXEC, attrs);
-	if (mfd < 0)
-		return isd_error(-errno, "mounting %s for %s", fstype, what);
-	return mfd;
-}
-
-static int new_tmpfs(uint64_t size, uint32_t mode, const uint32_t *uid, const uint32_t *gid,
-		     unsigned attrs, const char *what)
-{
-	char size_s[32], mode_s[16], uid_s[16], gid_s[16];
-	const char *opts[10];
-	size_t n = 0;
-
-	snprintf(mode_s, sizeof(mode_s), "%o", mode);
-	opts[n++] = "mode";
-	opts[n++] = mode_s;
-	if (size) {
-		snprintf(size_s, sizeof(size_s), "%llu", (unsigned long long)size);
-		opts[n++] = "size";
-		opts[n++] = size_s;
-	}
-	if (uid) {
-		snprintf(uid_s, sizeof(uid_s), "%u", *uid);
-		opts[n++] = "uid";
-		opts[n++] = uid_s;
-	}
-	if (gid) {
-		snprintf(gid_s, sizeof(gid_s), "%u", *gid);
-		opts[n++] = "gid";
-		opts[n++] = gid_s;
-	}
-	opts[n] = NULL;
-	return new_fs("tmpfs", opts, attrs, what);
-}
-
-/* A private, recursive copy of an existing tree with extra restrictions.
- * AT_RECURSIVE on mount_setattr makes every submount read-only too, which a
- * classic MS_REMOUNT|MS_BIND cannot do. */
-static int clone_tree(int dfd, const char *path, unsigned attr_set, const char *what)
-{
-	int fd = isd_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-						  AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH));
-	struct mount_attr attr = {.attr_set = attr_set};
-
-	if (fd < 0)
-		return isd_error(-errno, "cloning %s", what);
-	if (attr_set && isd_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0) {
-		int r = isd_error(-errno, "restricting the mount of %s", what);
-		close(fd);
-		return r;
-	}
-	return fd;
-}
-
-static int attach(int mfd, int target_fd, const char *what)
-{
-	if (isd_move_mount(mfd, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return isd_error(-errno, "mounting %s", what);
-	return 0;
-}
-
-static int set_readonly(int mfd, const char *what)
-{
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-
-	if (isd_mount_setattr(mfd, "", AT_EMPTY_PATH, &attr) < 0)
-		return isd_error(-errno, "making %s read-only", what);
-	return 0;
-}
-
-/* Placeholder of the same kind as the entry a bind will cover it with. */
-static int make_placeholder(int dirfd, const char *name, bool is_dir, mode_t mode)
-{
-	if (is_dir) {
-		if (mkdirat(dirfd, name, mode & 07777) < 0 && errno != EEXIST)
-			return -errno;
-	} else {
-		int fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
-		if (fd < 0 && errno != EEXIST)
-			return -errno;
-		if (fd >= 0)
-			close(fd);
-	}
-	return 0;
-}
-
-typedef bool (*entry_filter)(const char *name);
-
-/* Recreate the entries of srcdir inside dstdir: symlinks as symlinks, every
- * other entry as a bind of the original (recursive, with attr_set added). */
-static int mirror_entries(int srcdir, int dstdir, entry_filter keep, unsigned attr_set, const char *where)
-{
-	int listfd = openat(srcdir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
-	struct dirent *de;
-	int r = 0;
-
-	if (listfd < 0)
-		return isd_error(-errno, "listing %s", where);
-	d = fdopendir(listfd);
-	if (!d) {
-		close(listfd);
-		return isd_error(-errno, "listing %s", where);
-	}
-	while ((de = readdir(d))) {
-		const char *name = de->d_name;
-		_cleanup_close_ int clone = -1, target = -1;
-		struct stat st;
-
-		if (!strcmp(name, ".") || !strcmp(name, "..") || (keep && !keep(name)))
-			continue;
-		if (fstatat(srcdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = isd_error(-errno, "inspecting %s/%s", where, name);
-			break;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			char link[PATH_MAX];
-			ssize_t n = readlinkat(srcdir, name, link, sizeof(link) - 1);
-			if (n < 0) {
-				r = isd_error(-errno, "reading symlink %s/%s", where, name);
-				break;
-			}
-			link[n] = '\0';
-			if (symlinkat(link, dstdir, name) < 0 && errno != EEXIST) {
-				r = isd_error(-errno, "recreating symlink %s/%s", where, name);
-				break;
-			}
-			continue;
-		}
-		r = make_placeholder(dstdir, name, S_ISDIR(st.st_mode), st.st_mode);
-		if (r < 0) {
-			r = isd_error(r, "creating the mount point for %s/%s", where, name);
-			break;
-		}
-		clone = clone_tree(srcdir, name, attr_set, name);
-		if (clone < 0) {
-			r = clone;
-			break;
-		}
-		target = openat(dstdir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (target < 0) {
-			r = isd_error(-errno, "opening the mount point for %s/%s", where, name);
-			break;
-		}
-		r = attach(clone, target, name);
-		if (r < 0)
-			break;
-	}
-	closedir(d);
-	return r;
-}
-
-/* Replace the read-only directory dirfd (at path inside the root) by a tmpfs
- * that shows the same entries, so that new mount points can be made in it. */
-static int shadow_directory(struct builder *b, int dirfd, const char *path)
-{
-	struct stat st;
-	int tmp, r;
-
-	if (fstat(dirfd, &st) < 0)
-		return isd_error(-errno, "inspecting %s", path);
-	tmp = new_tmpfs(1 << 20, st.st_mode & 07777, NULL, NULL,
-			MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, path);
-	if (tmp < 0)
-		return tmp;
-	r = attach(tmp, dirfd, path);
-	if (r == 0)
-		r = mirror_entries(dirfd, tmp, NULL, 0, path[0] ? path : "/");
-	if (r < 0) {
-		close(tmp);
-		return r;
-	}
-	remember_readonly(b, tmp);
-	return dup(tmp);
-}
-
-enum node_kind { NODE_DIR, NODE_FILE };
-
-/*
- * Resolve path inside the root, creating what is missing.  Symlinks are
- * followed, but only inside the root ("/" and ".." stop at it), like
- * RESOLVE_IN_ROOT; every component is opened with O_NOFOLLOW relative to its
- * parent, so the kernel never follows a link on our behalf.
- * Returns an O_PATH fd of the final node, or -errno.
- */
-static int resolve_create(struct builder *b, const char *path, enum node_kind kind, bool create)
-{
-	_cleanup_free_ char *rem = isd_xstrdup(path);
-	_cleanup_free_ char *cur_path = isd_xstrdup("");
-	int cur = dup(b->root);
-	int links = 0, r;
-
-	if (cur < 0)
-		return isd_error(-errno, "resolving %s", path);
-	for (;;) {
-		char *p = rem, *comp, *next;
-		bool last;
-		int fd;
-		struct stat st;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		comp = p;
-		next = strchr(p, '/');
-		if (next)
-			*next++ = '\0';
-		else
-			next = p + strlen(p);
-		while (*next == '/')
-			next++;
-		last = *next == '\0';
-
-		if (!strcmp(comp, ".")) {
-			memmove(rem, next, strlen(next) + 1);
-			continue;
-		}
-		if (!strcmp(comp, "..")) {
-			char *slash = strrchr(cur_path, '/');
-			if (slash)
-				*slash = '\0';
-			close(cur);
-			cur = cur_path[0] ? isd_openat2(b->root, cur_path, O_PATH | O_DIRECTORY | O_CLOEXEC,
-							 RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
-					  : dup(b->root);
-			if (cur < 0)
-				return isd_error(-errno, "resolving %s", path);
-			memmove(rem, next, strlen(next) + 1);
-			continue;
-		}
-
-		fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT && create) {
-			r = last && kind == NODE_FILE ? make_placeholder(cur, comp, false, 0644)
-						      : make_placeholder(cur, comp, true, 0755);
-			if (r == -EROFS || r == -EPERM || r == -EACCES) {
-				int shadow = shadow_directory(b, cur, cur_path);
-				if (shadow < 0) {
-					close(cur);
-					return isd_error(shadow, "creating the mount point %s inside the read-only %s",
-							 path, cur_path[0] ? cur_path : "/");
-				}
-				close(cur);
-				cur = shadow;
-				r = last && kind == NODE_FILE ? make_placeholder(cur, comp, false, 0644)
-							      : make_placeholder(cur, comp, true, 0755);
-			}
-			if (r < 0) {
-				close(cur);
-				return isd_error(r, "creating %s/%s for %s", cur_path, comp, path);
-			}
-			fd = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		}
-		if (fd < 0) {
-			r = -errno;
-			close(cur);
-			return isd_error(r, "resolving %s at %s/%s", path, cur_path, comp);
-		}
-		if (fstat(fd, &st) < 0) {
-			r = -errno;
-			close(fd);
-			close(cur);
-			return isd_error(r, "inspecting %s/%s", cur_path, comp);
-		}
-		if (S_ISLNK(st.st_mode)) {
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(fd, "", target, sizeof(target) - 1);
-			char *joined;
-
-			close(fd);
-			if (n < 0 || ++links > MAX_SYMLINKS) {
-				close(cur);
-				return isd_error(n < 0 ? -errno : -ELOOP, "resolving %s: symlink %s/%s", path,
-						 cur_path, comp);
-			}
-			target[n] = '\0';
-			joined = isd_xasprintf("%s/%s", target, next);
-			free(rem);
-			rem = joined;
-			if (target[0] == '/') {
-				close(cur);
-				cur = dup(b->root);
-				cur_path[0] = '\0';
-			}
-			continue;
-		}
-		if (!last && !S_ISDIR(st.st_mode)) {
-			close(fd);
-			close(cur);
-			return isd_error(-ENOTDIR, "resolving %s at %s/%s", path, cur_path, comp);
-		}
-		close(cur);
-		cur = fd;
-		{
-			char *np = isd_xasprintf("%s/%s", cur_path, comp);
-			free(cur_path);
-			cur_path = np;
-		}
-		memmove(rem, next, strlen(next) + 1);
-	}
-	{
-		struct stat st;
-		if (fstat(cur, &st) < 0) {
-			r = -errno;
-			close(cur);
-			return isd_error(r, "inspecting %s", path);
-		}
-		if (kind == NODE_DIR && !S_ISDIR(st.st_mode)) {
-			close(cur);
-			return isd_error(-ENOTDIR, "mounting a directory on %s", path);
-		}
-		if (kind == NODE_FILE && S_ISDIR(st.st_mode)) {
-			close(cur);
-			return isd_error(-EISDIR, "mounting a file on %s", path);
-		}
-	}
-	return cur;
-}
 
 static const char *const host_image_entries[] = {"usr", "etc", "opt", "bin", "sbin", "lib",
 						   "lib32", "lib64", "libx32", NULL};
@@ -461,7 +78,7 @@ static int clone_sources(const struct isd_spec *spec, struct sources *s)
 	for (size_t i = 0; i < N_DEV_NODES; i++) {
 		char path[32];
 		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-		s->dev[i] = clone_tree(AT_FDCWD, path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, path);
+		s->dev[i] = isd_mount_clone_tree(AT_FDCWD, path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, path);
 		if (s->dev[i] < 0)
 			return s->dev[i];
 	}
@@ -473,7 +90,7 @@ static int clone_sources(const struct isd_spec *spec, struct sources *s)
 		s->binds[i] = -1;
 		if (m->type != ISD_MOUNT_BIND)
 			continue;
-		s->binds[i] = clone_tree(AT_FDCWD, m->source, attrs, m->source);
+		s->binds[i] = isd_mount_clone_tree(AT_FDCWD, m->source, attrs, m->source);
 		if (s->binds[i] < 0)
 			return s->binds[i];
 	}
@@ -481,28 +98,28 @@ static int clone_sources(const struct isd_spec *spec, struct sources *s)
 	if (s->image < 0)
 		return isd_error(-errno, "opening the root filesystem %s", spec->rootfs ? spec->rootfs : "/");
 	if (spec->pid_host) {
-		s->proc = clone_tree(AT_FDCWD, "/proc", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
+		s->proc = isd_mount_clone_tree(AT_FDCWD, "/proc", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
 		if (s->proc < 0)
 			return s->proc;
 	}
 	if (spec->network == ISD_NET_HOST) {
-		s->sys = clone_tree(AT_FDCWD, "/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/sys");
+		s->sys = isd_mount_clone_tree(AT_FDCWD, "/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/sys");
 		if (s->sys < 0)
 			return s->sys;
 	}
 	return 0;
 }
 
-static int attach_at(struct builder *b, int mfd, const char *path, enum node_kind kind, const char *what)
+static int attach_at(struct isd_mount_builder *b, int mfd, const char *path, enum isd_node_kind kind, const char *what)
 {
-	_cleanup_close_ int target = resolve_create(b, path, kind, true);
+	_cleanup_close_ int target = isd_mount_resolve_create(b, path, kind, true);
 
 	if (target < 0)
 		return target;
-	return attach(mfd, target, what);
+	return isd_mount_attach(mfd, target, what);
 }
 
-static int setup_dev(struct builder *b, struct sources *s)
+static int setup_dev(struct isd_mount_builder *b, struct sources *s)
 {
 	static const char *const devpts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
 	static const char *const links[][2] = {
@@ -513,21 +130,21 @@ static int setup_dev(struct builder *b, struct sources *s)
 	_cleanup_close_ int dev = -1, pts = -1, shm = -1;
 	int r;
 
-	dev = new_tmpfs(64 << 10, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev");
+	dev = isd_mount_new_tmpfs(64 << 10, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev");
 	if (dev < 0)
 		return dev;
-	r = attach_at(b, dev, "/dev", NODE_DIR, "tmpfs on /dev");
+	r = attach_at(b, dev, "/dev", ISD_NODE_DIR, "tmpfs on /dev");
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < N_DEV_NODES; i++) {
 		_cleanup_close_ int target = -1;
-		r = make_placeholder(dev, dev_nodes[i], false, 0666);
+		r = isd_mount_placeholder(dev, dev_nodes[i], false, 0666);
 		if (r < 0)
 			return isd_error(r, "creating /dev/%s", dev_nodes[i]);
 		target = openat(dev, dev_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (target < 0)
 			return isd_error(-errno, "opening /dev/%s", dev_nodes[i]);
-		r = attach(s->dev[i], target, dev_nodes[i]);
+		r = isd_mount_attach(s->dev[i], target, dev_nodes[i]);
 		if (r < 0)
 			return r;
 	}
@@ -536,24 +153,24 @@ static int setup_dev(struct builder *b, struct sources *s)
 			return isd_error(-errno, "creating /dev/%s", links[i][0]);
 	if (mkdirat(dev, "pts", 0755) < 0 || mkdirat(dev, "shm", 01777) < 0)
 		return isd_error(-errno, "creating /dev/pts and /dev/shm");
-	pts = new_fs("devpts", devpts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev/pts");
+	pts = isd_mount_new_fs("devpts", devpts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev/pts");
 	if (pts < 0)
 		return pts;
-	r = attach_at(b, pts, "/dev/pts", NODE_DIR, "devpts on /dev/pts");
+	r = attach_at(b, pts, "/dev/pts", ISD_NODE_DIR, "devpts on /dev/pts");
 	if (r < 0)
 		return r;
-	shm = new_tmpfs(64 << 20, 01777, NULL, NULL,
+	shm = isd_mount_new_tmpfs(64 << 20, 01777, NULL, NULL,
 			MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/shm");
 	if (shm < 0)
 		return shm;
-	r = attach_at(b, shm, "/dev/shm", NODE_DIR, "tmpfs on /dev/shm");
+	r = attach_at(b, shm, "/dev/shm", ISD_NODE_DIR, "tmpfs on /dev/shm");
 	if (r < 0)
 		return r;
-	remember_readonly(b, isd_steal_fd(dev));
+	isd_mount_remember_readonly(b, isd_steal_fd(dev));
 	return 0;
 }
 
-static int setup_proc_sys(struct builder *b, const struct isd_spec *spec, struct sources *s,
+static int setup_proc_sys(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s,
 			  const struct isd_mount_extras *extras)
 {
 	unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
@@ -561,9 +178,9 @@ static int setup_proc_sys(struct builder *b, const struct isd_spec *spec, struct
 	int r;
 
 	if (spec->pid_host) {
-		r = attach_at(b, s->proc, "/proc", NODE_DIR, "the outer /proc");
+		r = attach_at(b, s->proc, "/proc", ISD_NODE_DIR, "the outer /proc");
 	} else {
-		proc = new_fs("proc", NULL, attrs, "/proc");
+		proc = isd_mount_new_fs("proc", NULL, attrs, "/proc");
 		if (proc < 0) {
 			if (proc == -EPERM || proc == -EBUSY) {
 				isd_error(proc, "mounting a fresh /proc for the sandbox's pid namespace");
@@ -574,35 +191,35 @@ static int setup_proc_sys(struct builder *b, const struct isd_spec *spec, struct
 			}
 			return proc;
 		}
-		r = attach_at(b, proc, "/proc", NODE_DIR, "procfs on /proc");
+		r = attach_at(b, proc, "/proc", ISD_NODE_DIR, "procfs on /proc");
 	}
 	if (r < 0)
 		return r;
 
 	if (spec->network == ISD_NET_HOST) {
-		r = attach_at(b, s->sys, "/sys", NODE_DIR, "the outer /sys");
+		r = attach_at(b, s->sys, "/sys", ISD_NODE_DIR, "the outer /sys");
 		if (r < 0)
 			return r;
 	} else {
-		sys = new_fs("sysfs", NULL, attrs | MOUNT_ATTR_RDONLY, "/sys");
+		sys = isd_mount_new_fs("sysfs", NULL, attrs | MOUNT_ATTR_RDONLY, "/sys");
 		/* sysfs is a convenience (CPU lists, cgroup limits); a host that
 		 * refuses it still gets a working sandbox with an empty /sys. */
 		if (sys >= 0) {
-			r = attach_at(b, sys, "/sys", NODE_DIR, "sysfs on /sys");
+			r = attach_at(b, sys, "/sys", ISD_NODE_DIR, "sysfs on /sys");
 			if (r < 0)
 				return r;
 		} else {
 			isd_error_clear();
-			_cleanup_close_ int dir = resolve_create(b, "/sys", NODE_DIR, true);
+			_cleanup_close_ int dir = isd_mount_resolve_create(b, "/sys", ISD_NODE_DIR, true);
 			if (dir < 0)
 				return dir;
 		}
 	}
 	if (extras->cgroup2 && sys >= 0) {
-		_cleanup_close_ int cg = new_fs("cgroup2", NULL, attrs | MOUNT_ATTR_RDONLY, "/sys/fs/cgroup");
+		_cleanup_close_ int cg = isd_mount_new_fs("cgroup2", NULL, attrs | MOUNT_ATTR_RDONLY, "/sys/fs/cgroup");
 		if (cg < 0)
 			return cg;
-		r = attach_at(b, cg, "/sys/fs/cgroup", NODE_DIR, "cgroup2 on /sys/fs/cgroup");
+		r = attach_at(b, cg, "/sys/fs/cgroup", ISD_NODE_DIR, "cgroup2 on /sys/fs/cgroup");
 		if (r < 0)
 			return r;
 	}
@@ -623,7 +240,7 @@ static int compare_depth(const void *a, const void *b)
 	return *ma < *mb ? -1 : *ma > *mb;
 }
 
-static int setup_user_mounts(struct builder *b, const struct isd_spec *spec, struct sources *s)
+static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s)
 {
 	const struct isd_mount **order = isd_xcalloc(spec->n_mounts, sizeof(*order));
 	int r = 0;
@@ -643,23 +260,23 @@ static int setup_user_mounts(struct builder *b, const struct isd_spec *spec, str
 				r = isd_error(-errno, "inspecting %s", m->source);
 				break;
 			}
-			r = attach_at(b, s->binds[i], m->destination, S_ISDIR(st.st_mode) ? NODE_DIR : NODE_FILE,
+			r = attach_at(b, s->binds[i], m->destination, S_ISDIR(st.st_mode) ? ISD_NODE_DIR : ISD_NODE_FILE,
 				      m->destination);
 		} else {
 			unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 					 (m->exec ? 0 : MOUNT_ATTR_NOEXEC);
-			_cleanup_close_ int t = new_tmpfs(m->size, m->has_mode ? m->mode : 01777,
+			_cleanup_close_ int t = isd_mount_new_tmpfs(m->size, m->has_mode ? m->mode : 01777,
 							  m->has_uid ? &m->uid : NULL,
 							  m->has_gid ? &m->gid : NULL, attrs, m->destination);
 			if (t < 0) {
 				r = t;
 				break;
 			}
-			r = attach_at(b, t, m->destination, NODE_DIR, m->destination);
+			r = attach_at(b, t, m->destination, ISD_NODE_DIR, m->destination);
 			/* A read-only tmpfs still has to receive the mount points of
 			 * mounts below it, so it turns read-only at the end. */
 			if (r == 0 && m->readonly)
-				remember_readonly(b, isd_steal_fd(t));
+				isd_mount_remember_readonly(b, isd_steal_fd(t));
 		}
 	}
 	free(order);
@@ -668,9 +285,9 @@ static int setup_user_mounts(struct builder *b, const struct isd_spec *spec, str
 
 /* Put content at path: written in place when the file lives on one of our
  * tmpfs mounts, otherwise bound over the image's file. */
-static int place_file(struct builder *b, const char *path, const char *content)
+static int place_file(struct isd_mount_builder *b, const char *path, const char *content)
 {
-	_cleanup_close_ int target = resolve_create(b, path, NODE_FILE, true);
+	_cleanup_close_ int target = isd_mount_resolve_create(b, path, ISD_NODE_FILE, true);
 	_cleanup_close_ int fd = -1, clone = -1;
 	char proc_path[64], name[16];
 	int r;
@@ -710,7 +327,7 @@ static int place_file(struct builder *b, const char *path, const char *content)
 		if (isd_mount_setattr(clone, "", AT_EMPTY_PATH, &attr) < 0)
 			return isd_error(-errno, "restricting %s", path);
 	}
-	return attach(clone, target, path);
+	return isd_mount_attach(clone, target, path);
 }
 
 static int staging_dir(const char **out)
@@ -727,16 +344,16 @@ static int staging_dir(const char **out)
 	return isd_error(-ENOENT, "finding a directory to build the sandbox root on");
 }
 
-static int build_root(struct builder *b, const struct isd_spec *spec, struct sources *s)
+static int build_root(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s)
 {
 	static const char *const host_dirs[] = {"home", "root", "var", NULL};
 	unsigned ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 	int r;
 
 	if (spec->rootfs)
-		return mirror_entries(s->image, b->root, keep_image_entry, ro, spec->rootfs);
+		return isd_mount_mirror_entries(s->image, b->root, keep_image_entry, ro, spec->rootfs);
 
-	r = mirror_entries(s->image, b->root, keep_host_entry, ro, "/");
+	r = isd_mount_mirror_entries(s->image, b->root, keep_host_entry, ro, "/");
 	if (r < 0)
 		return r;
 	for (size_t i = 0; host_dirs[i]; i++)
@@ -760,7 +377,7 @@ static int explain_enosys(int r)
 
 int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *extras)
 {
-	struct builder b = {.root = -1, .generated = -1};
+	struct isd_mount_builder b = {.root = -1, .generated = -1};
 	struct sources s = {.image = -1, .proc = -1, .sys = -1};
 	const char *staging = "/tmp";
 	int r;
@@ -783,7 +400,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	r = staging_dir(&staging);
 	if (r < 0)
 		goto out;
-	b.generated = new_tmpfs(1 << 20, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	b.generated = isd_mount_new_tmpfs(1 << 20, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
 				"generated files");
 	if (b.generated < 0) {
 		r = b.generated;
@@ -796,9 +413,9 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	/* isd build's RUN: the image tree itself, read-write, is the root. */
 	b.writable_image = spec->writable_root;
 	if (spec->writable_root)
-		b.root = clone_tree(s.image, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, spec->rootfs);
+		b.root = isd_mount_clone_tree(s.image, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, spec->rootfs);
 	else
-		b.root = new_tmpfs(4 << 20, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the root");
+		b.root = isd_mount_new_tmpfs(4 << 20, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the root");
 	if (b.root < 0) {
 		r = b.root;
 		goto out;
@@ -827,7 +444,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	if (r < 0)
 		goto out;
 	if (spec->workdir) {
-		int fd = resolve_create(&b, spec->workdir, NODE_DIR, true);
+		int fd = isd_mount_resolve_create(&b, spec->workdir, ISD_NODE_DIR, true);
 		if (fd < 0) {
 			r = fd;
 			goto out;
@@ -837,7 +454,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	{
 		const char *home = isd_spec_getenv(spec, "HOME");
 		if (!spec->rootfs && home && home[0] == '/' && strcmp(home, "/")) {
-			int fd = resolve_create(&b, home, NODE_DIR, true);
+			int fd = isd_mount_resolve_create(&b, home, ISD_NODE_DIR, true);
 			if (fd < 0) {
 				r = fd;
 				goto out;
@@ -847,11 +464,11 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	}
 
 	for (size_t i = 0; i < b.n_readonly_later; i++) {
-		r = set_readonly(b.readonly_later[i], "a tmpfs of the sandbox");
+		r = isd_mount_set_readonly(b.readonly_later[i], "a tmpfs of the sandbox");
 		if (r < 0)
 			goto out;
 	}
-	r = spec->writable_root ? 0 : set_readonly(b.root, "the sandbox root");
+	r = spec->writable_root ? 0 : isd_mount_set_readonly(b.root, "the sandbox root");
 	if (r < 0)
 		goto out;
 
