@@ -32,136 +32,6 @@
 
 
 /* ------------------------------------------------------------------ */
-/* Architectures: Docker uses libseccomp's SCMP_ARCH_* names in
- * "architectures"/"archMap" and Go's GOARCH names in includes/excludes. */
-
-#ifndef SCMP_ARCH_LOONGARCH64
-#define SCMP_ARCH_LOONGARCH64 0
-#endif
-#ifndef SCMP_ARCH_M68K
-#define SCMP_ARCH_M68K 0
-#endif
-#ifndef SCMP_ARCH_SH
-#define SCMP_ARCH_SH 0
-#endif
-#ifndef SCMP_ARCH_SHEB
-#define SCMP_ARCH_SHEB 0
-#endif
-
-struct arch_info {
-	const char *scmp_name;
-	const char *aliases[4]; /* [0] is the label `check` shows */
-	uint32_t token;     /* 0: this libseccomp cannot filter it */
-	uint32_t compat[2]; /* other ABIs the kernel of this arch runs */
-};
-
-static const struct arch_info arch_table[] = {
-	{ "SCMP_ARCH_X86_64", { "x86_64", "amd64" }, SCMP_ARCH_X86_64, { SCMP_ARCH_X86, SCMP_ARCH_X32 } },
-	{ "SCMP_ARCH_X86", { "x86", "386", "i386", "i686" }, SCMP_ARCH_X86, { 0 } },
-	{ "SCMP_ARCH_X32", { "x32" }, SCMP_ARCH_X32, { 0 } },
-	{ "SCMP_ARCH_AARCH64", { "aarch64", "arm64" }, SCMP_ARCH_AARCH64, { SCMP_ARCH_ARM } },
-	{ "SCMP_ARCH_ARM", { "arm" }, SCMP_ARCH_ARM, { 0 } },
-	{ "SCMP_ARCH_MIPS", { "mips" }, SCMP_ARCH_MIPS, { 0 } },
-	{ "SCMP_ARCH_MIPS64", { "mips64" }, SCMP_ARCH_MIPS64, { SCMP_ARCH_MIPS, SCMP_ARCH_MIPS64N32 } },
-	{ "SCMP_ARCH_MIPS64N32", { "mips64n32" }, SCMP_ARCH_MIPS64N32, { SCMP_ARCH_MIPS, SCMP_ARCH_MIPS64 } },
-	{ "SCMP_ARCH_MIPSEL", { "mipsel", "mipsle" }, SCMP_ARCH_MIPSEL, { 0 } },
-	{ "SCMP_ARCH_MIPSEL64", { "mipsel64", "mips64le" }, SCMP_ARCH_MIPSEL64, { SCMP_ARCH_MIPSEL, SCMP_ARCH_MIPSEL64N32 } },
-	{ "SCMP_ARCH_MIPSEL64N32", { "mipsel64n32", "mips64len32" }, SCMP_ARCH_MIPSEL64N32, { SCMP_ARCH_MIPSEL, SCMP_ARCH_MIPSEL64 } },
-	{ "SCMP_ARCH_PPC", { "ppc" }, SCMP_ARCH_PPC, { 0 } },
-	{ "SCMP_ARCH_PPC64", { "ppc64" }, SCMP_ARCH_PPC64, { SCMP_ARCH_PPC } },
-	{ "SCMP_ARCH_PPC64LE", { "ppc64le" }, SCMP_ARCH_PPC64LE, { 0 } },
-	{ "SCMP_ARCH_S390", { "s390" }, SCMP_ARCH_S390, { 0 } },
-	{ "SCMP_ARCH_S390X", { "s390x" }, SCMP_ARCH_S390X, { SCMP_ARCH_S390 } },
-	{ "SCMP_ARCH_PARISC", { "parisc" }, SCMP_ARCH_PARISC, { 0 } },
-	{ "SCMP_ARCH_PARISC64", { "parisc64" }, SCMP_ARCH_PARISC64, { SCMP_ARCH_PARISC } },
-	{ "SCMP_ARCH_RISCV64", { "riscv64" }, SCMP_ARCH_RISCV64, { 0 } },
-	{ "SCMP_ARCH_LOONGARCH64", { "loong64", "loongarch64" }, SCMP_ARCH_LOONGARCH64, { 0 } },
-	{ "SCMP_ARCH_M68K", { "m68k" }, SCMP_ARCH_M68K, { 0 } },
-	{ "SCMP_ARCH_SH", { "sh" }, SCMP_ARCH_SH, { 0 } },
-	{ "SCMP_ARCH_SHEB", { "sheb" }, SCMP_ARCH_SHEB, { 0 } },
-};
-#define N_ARCHES (sizeof(arch_table) / sizeof(arch_table[0]))
-
-static const struct arch_info *arch_by_name(const char *name)
-{
-	for (size_t i = 0; i < N_ARCHES; i++) {
-		if (!strcmp(arch_table[i].scmp_name, name))
-			return &arch_table[i];
-		for (size_t j = 0; j < 4 && arch_table[i].aliases[j]; j++)
-			if (!strcmp(arch_table[i].aliases[j], name))
-				return &arch_table[i];
-	}
-	return NULL;
-}
-
-static const struct arch_info *arch_by_token(uint32_t token)
-{
-	for (size_t i = 0; token && i < N_ARCHES; i++)
-		if (arch_table[i].token == token)
-			return &arch_table[i];
-	return NULL;
-}
-
-const char *isd_seccomp_arch_label(uint32_t token)
-{
-	const struct arch_info *a = arch_by_token(token);
-	return a ? a->aliases[0] : "unknown";
-}
-
-/* ------------------------------------------------------------------ */
-/* Actions and operators */
-
-const char *isd_seccomp_action_str(uint32_t action, char *buf, size_t size)
-{
-	uint32_t data = action & 0xffffu;
-	const char *e;
-
-	switch (action & 0xffff0000u) {
-	case SCMP_ACT_ALLOW:
-		return "ALLOW";
-	case SCMP_ACT_KILL_PROCESS:
-		return "KILL_PROCESS";
-	case SCMP_ACT_KILL_THREAD:
-		return "KILL_THREAD";
-	case SCMP_ACT_TRAP:
-		return "TRAP";
-	case SCMP_ACT_LOG:
-		return "LOG";
-	case SCMP_ACT_ERRNO(0):
-		e = strerrorname_np((int)data);
-		if (e)
-			snprintf(buf, size, "ERRNO(%s)", e);
-		else
-			snprintf(buf, size, "ERRNO(%" PRIu32 ")", data);
-		return buf;
-	case SCMP_ACT_TRACE(0):
-		snprintf(buf, size, "TRACE(%" PRIu32 ")", data);
-		return buf;
-	default:
-		snprintf(buf, size, "0x%08" PRIx32, action);
-		return buf;
-	}
-}
-
-static const struct {
-	const char *name;
-	enum scmp_compare op;
-} op_table[] = {
-	{ "SCMP_CMP_NE", SCMP_CMP_NE },	      { "SCMP_CMP_LT", SCMP_CMP_LT },
-	{ "SCMP_CMP_LE", SCMP_CMP_LE },	      { "SCMP_CMP_EQ", SCMP_CMP_EQ },
-	{ "SCMP_CMP_GE", SCMP_CMP_GE },	      { "SCMP_CMP_GT", SCMP_CMP_GT },
-	{ "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
-};
-
-const char *isd_seccomp_op_name(int op)
-{
-	for (size_t i = 0; i < sizeof(op_table) / sizeof(op_table[0]); i++)
-		if ((int)op_table[i].op == op)
-			return op_table[i].name;
-	return "?";
-}
-
-/* ------------------------------------------------------------------ */
 /* Parser.  Every message names the element by its JSON path. */
 
 struct parse_ctx {
@@ -327,7 +197,7 @@ static int get_arch(const struct parse_ctx *pc, const char *path, struct json_ob
 	int r = get_string(pc, path, o, &s);
 	if (r < 0)
 		return r;
-	*out = arch_by_name(s);
+	*out = isd_seccomp_arch_by_name(s);
 	if (!*out)
 		return perr(pc, path, "unknown architecture \"%s\"", s);
 	return 0;
@@ -350,7 +220,7 @@ static void profile_add_arch(struct isd_seccomp_profile *p, uint32_t token)
 
 static bool is_compat_arch(uint32_t native, uint32_t token)
 {
-	const struct arch_info *a = arch_by_token(native);
+	const struct arch_info *a = isd_seccomp_arch_by_token(native);
 	return a && token && (a->compat[0] == token || a->compat[1] == token);
 }
 
@@ -582,11 +452,9 @@ static int parse_arg(struct parse_ctx *pc, const char *path, struct json_object 
 		return perr(pc, sub, "missing");
 	if ((r = get_string(pc, sub, v, &s)) < 0)
 		return r;
-	for (size_t i = 0; i < sizeof(op_table) / sizeof(op_table[0]); i++)
-		if (!strcmp(s, op_table[i].name)) {
-			c->op = (int)op_table[i].op;
-			return 0;
-		}
+	c->op = isd_seccomp_op_by_name(s);
+	if (c->op >= 0)
+		return 0;
 	return perr(pc, sub, "unknown operator \"%s\"", s);
 }
 
@@ -782,7 +650,7 @@ int isd_seccomp_parse_buffer(const char *buf, size_t len, const char *origin,
 	pc.kmaj = kv[0];
 	pc.kmin = kv[1];
 	pc.kpatch = kv[2];
-	if (!arch_by_token(pc.target.arch))
+	if (!isd_seccomp_arch_by_token(pc.target.arch))
 		return isd_error(0, "seccomp: unsupported native architecture 0x%" PRIx32, pc.target.arch);
 
 	if ((r = parse_json(&pc, buf, len, &root)) < 0)

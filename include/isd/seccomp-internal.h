@@ -8,12 +8,48 @@
 
 #ifndef ISD_VERSION
 #define ISD_VERSION "unknown"
+/* seccomp-names.c: the architectures a profile can name. */
+struct arch_info {
+	const char *scmp_name;
+	const char *aliases[4]; /* [0] is the label `check` shows */
+	uint32_t token;     /* 0: this libseccomp cannot filter it */
+	uint32_t compat[2]; /* other ABIs the kernel of this arch runs */
+};
+const struct arch_info *isd_seccomp_arch_by_name(const char *name);
+const struct arch_info *isd_seccomp_arch_by_token(uint32_t token);
+/* SCMP_CMP_* by its name, or -1. */
+int isd_seccomp_op_by_name(const char *name);
+
 #endif
 #ifndef ISD_SECCOMP_PROFILES_DIR
 #define ISD_SECCOMP_PROFILES_DIR "/usr/local/share/isd/seccomp-profiles"
+/* seccomp-names.c: the architectures a profile can name. */
+struct arch_info {
+	const char *scmp_name;
+	const char *aliases[4]; /* [0] is the label `check` shows */
+	uint32_t token;     /* 0: this libseccomp cannot filter it */
+	uint32_t compat[2]; /* other ABIs the kernel of this arch runs */
+};
+const struct arch_info *isd_seccomp_arch_by_name(const char *name);
+const struct arch_info *isd_seccomp_arch_by_token(uint32_t token);
+/* SCMP_CMP_* by its name, or -1. */
+int isd_seccomp_op_by_name(const char *name);
+
 #endif
 #ifndef ISD_SOURCE_SECCOMP_PROFILES_DIR
 #define ISD_SOURCE_SECCOMP_PROFILES_DIR ISD_SECCOMP_PROFILES_DIR
+/* seccomp-names.c: the architectures a profile can name. */
+struct arch_info {
+	const char *scmp_name;
+	const char *aliases[4]; /* [0] is the label `check` shows */
+	uint32_t token;     /* 0: this libseccomp cannot filter it */
+	uint32_t compat[2]; /* other ABIs the kernel of this arch runs */
+};
+const struct arch_info *isd_seccomp_arch_by_name(const char *name);
+const struct arch_info *isd_seccomp_arch_by_token(uint32_t token);
+/* SCMP_CMP_* by its name, or -1. */
+int isd_seccomp_op_by_name(const char *name);
+
 #endif
 
 /* Docker's default profile is 13 KiB; anything near this is a mistake
@@ -25,5 +61,17 @@
 
 #define NR_UNKNOWN ISD_SECCOMP_NR_UNKNOWN
 #define NR_NOT_HERE ISD_SECCOMP_NR_NOT_HERE
+
+/* seccomp-names.c: the architectures a profile can name. */
+struct arch_info {
+	const char *scmp_name;
+	const char *aliases[4]; /* [0] is the label `check` shows */
+	uint32_t token;     /* 0: this libseccomp cannot filter it */
+	uint32_t compat[2]; /* other ABIs the kernel of this arch runs */
+};
+const struct arch_info *isd_seccomp_arch_by_name(const char *name);
+const struct arch_info *isd_seccomp_arch_by_token(uint32_t token);
+/* SCMP_CMP_* by its name, or -1. */
+int isd_seccomp_op_by_name(const char *name);
 
 #endif
