@@ -41,6 +41,7 @@ struct build_opts {
 	const char *file;
 	const char *context;
 	const char *ca_file;
+	const char *keyring;
 	char **build_args;
 	bool pull, no_cache, quiet;
 };
@@ -499,12 +500,16 @@ static int open_base(struct build *b)
 {
 	if (!strcmp(b->plan.base, "scratch"))
 		return 0;
-	struct isd_pull_opts po = {.pull = b->o->pull, .quiet = b->o->quiet, .ca_file = b->o->ca_file};
+	struct isd_pull_opts po = {.pull = b->o->pull, .quiet = b->o->quiet, .ca_file = b->o->ca_file,
+				   .keyring = b->o->keyring};
 	int r;
 
 	if (isd_oci_is_local_ref(b->plan.base))
 		return isd_oci_open(b->plan.base, b->context, &b->base);
-	r = isd_registry_open(b->plan.base, &po, &b->base);
+	if (!strncmp(b->plan.base, "fedora-release:", 15))
+		r = isd_fedora_open(b->plan.base, &po, &b->base);
+	else
+		r = isd_registry_open(b->plan.base, &po, &b->base);
 	if (r < 0)
 		return isd_error_prefix(r, "line %u: FROM %s: ", b->plan.from_line, b->plan.base);
 	return 0;
@@ -593,8 +598,10 @@ static int build(struct build_opts *o)
 		goto plan_error;
 	{
 		_cleanup_free_ char *base = isd_xstrdup(b.plan.base);
+		unsigned from_line = b.plan.from_line; /* for open_base's messages */
 		isd_build_plan_free(&b.plan);
 		b.plan.base = isd_steal_ptr(base);
+		b.plan.from_line = from_line;
 	}
 	r = open_base(&b);
 	if (r < 0)
@@ -671,12 +678,15 @@ static void build_usage(FILE *out)
 	      "      --pull              look the base image's tag up again (registries)\n"
 	      "      --ca-file FILE      CA bundle for https instead of the system's\n"
 	      "                          (default $ISD_CA_FILE)\n"
+	      "      --keyring FILE      OpenPGP keys for FROM fedora-release:NN's signed\n"
+	      "                          CHECKSUM (default the host's Fedora key)\n"
 	      "      --no-cache          build even when nothing changed\n"
 	      "  -q, --quiet             no progress output\n"
 	      "\n"
 	      "FROM: scratch, oci:DIR[:REF] (an OCI image layout), oci-archive:FILE[:REF],\n"
 	      "[REGISTRY/]REPO[:TAG][@sha256:DIGEST] (short names: aliases such as fedora,\n"
-	      "more in ~/.config/isd/registries.conf).\n"
+	      "more in ~/.config/isd/registries.conf), fedora-release:NN (Fedora's signed\n"
+	      "OCI archive of release NN).\n"
 	      "Instructions: ARG ENV RUN WORKDIR USER COPY ADD LABEL CMD ENTRYPOINT.\n"
 	      "RUN steps need a subordinate id range (/etc/subuid, /etc/subgid).\n",
 	      out);
@@ -688,7 +698,7 @@ int isd_build_main(int argc, char **argv)
 		{"tag", required_argument, NULL, 't'},    {"file", required_argument, NULL, 'f'},
 		{"build-arg", required_argument, NULL, 'a'}, {"pull", no_argument, NULL, 'p'},
 		{"no-cache", no_argument, NULL, 'n'},     {"quiet", no_argument, NULL, 'q'},
-		{"ca-file", required_argument, NULL, 'c'},
+		{"ca-file", required_argument, NULL, 'c'}, {"keyring", required_argument, NULL, 'k'},
 		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	struct build_opts o = {.context = "."};
@@ -716,6 +726,9 @@ int isd_build_main(int argc, char **argv)
 			break;
 		case 'c':
 			o.ca_file = optarg;
+			break;
+		case 'k':
+			o.keyring = optarg;
 			break;
 		case 'n':
 			o.no_cache = true;

@@ -17,7 +17,7 @@
 
 /* "host[:port]" of an http(s) URL; URLs with credentials are refused
  * (they would end up in the Containerfile and in progress output). */
-static int url_host(const char *url, char **host)
+int isd_url_host(const char *url, char **host)
 {
 	const char *p = strstr(url, "://");
 	size_t n;
@@ -62,7 +62,7 @@ int isd_fetch_url(const char *url, const char *checksum, const char *ca_file, bo
 
 	if (!isd_digest_valid(checksum))
 		return isd_error(0, "ADD %s: --checksum=%s is not sha256:<64 hex digits>", url, checksum);
-	if (url_host(url, &host) < 0)
+	if (isd_url_host(url, &host) < 0)
 		return isd_error(0, "ADD %s: not a URL isd can fetch (https://HOST/PATH, no user:password@)", url);
 	if (!strncmp(url, "http://", 7) && !isd_reg_host_insecure(host)) {
 		r = isd_error(0, "ADD %s: plain http is only used for loopback and 'insecure' hosts", url);

@@ -81,8 +81,20 @@ int isd_cache_fetch(struct isd_http *h, const char *blobdir, const char *path, c
 
 /* fetch.c: ADD --checksum URL.  The file is blobdir/sha256/HEX afterwards. */
 int isd_fetch_url(const char *url, const char *checksum, const char *ca_file, bool quiet, char **blobdir_out);
+/* "host[:port]" of an http(s) URL; -EINVAL for URLs with user:password@. */
+int isd_url_host(const char *url, char **host);
 /* The last name of a URL's path (no query), or NULL. */
 char *isd_url_basename(const char *url);
+
+/* oci.c: the layout at path (or the oci-archive file, unpacked), the image
+ * named want (NULL: the only one); ref names it in messages. */
+struct isd_base_image;
+int isd_oci_open_path(const char *ref, const char *path, bool archive, const char *want,
+		      struct isd_base_image *img);
+
+/* registry-conf.c: the last `fedora-release-url URL` directive (*url NULL
+ * when there is none). */
+int isd_fedora_release_url(char **url);
 
 /* Puts "prefix" (formatted) before the recorded error message; returns r. */
 int isd_error_prefix(int r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -321,13 +321,9 @@ out:
 int isd_oci_open(const char *ref, const char *context_dir, struct isd_base_image *img)
 {
 	bool archive = !strncmp(ref, "oci-archive:", 12);
-	_cleanup_free_ char *spec = isd_xstrdup(ref + (archive ? 12 : 4));
-	_cleanup_free_ char *path = NULL, *index_text = NULL, *index_path = NULL;
+	_cleanup_free_ char *spec = isd_xstrdup(ref + (archive ? 12 : 4)), *path = NULL;
 	const char *want = NULL;
 	char *colon = strrchr(spec, ':');
-	json_object *index = NULL, *manifests, *chosen = NULL;
-	size_t n;
-	int r;
 
 	memset(img, 0, sizeof(*img));
 	if (colon && !strchr(colon, '/')) {
@@ -337,6 +333,18 @@ int isd_oci_open(const char *ref, const char *context_dir, struct isd_base_image
 	if (!spec[0])
 		return isd_error(0, "FROM %s: missing path", ref);
 	path = spec[0] == '/' ? isd_xstrdup(spec) : isd_xasprintf("%s/%s", context_dir, spec);
+	return isd_oci_open_path(ref, path, archive, want, img);
+}
+
+int isd_oci_open_path(const char *ref, const char *layout, bool archive, const char *want,
+		      struct isd_base_image *img)
+{
+	_cleanup_free_ char *path = isd_xstrdup(layout), *index_text = NULL, *index_path = NULL;
+	json_object *index = NULL, *manifests, *chosen = NULL;
+	size_t n;
+	int r;
+
+	memset(img, 0, sizeof(*img));
 	if (archive) {
 		r = unpack_archive(path, &img->tmpdir);
 		if (r < 0)

@@ -14,6 +14,8 @@
  *   alias NAME REGISTRY/REPOSITORY   a short name (overrides a built-in one)
  *   mirror REGISTRY HOST[:PORT]      tried first for REGISTRY (in order)
  *   insecure HOST[:PORT]             plain http allowed (after https fails)
+ *   fedora-release-url URL           where FROM fedora-release:NN looks
+ *                                    (URL/NN/Container/ARCH/images/)
  * ISD_REGISTRIES_CONF names another file (tests).
  */
 #define _GNU_SOURCE
@@ -73,9 +75,11 @@ static int each_directive(int (*fn)(void *ctx, char **words, const char *where),
 		if (!words)
 			continue;
 		where = isd_xasprintf("%s:%u", path, no);
-		if (isd_strv_len(words) != 3 - !strcmp(words[0], "insecure") ||
-		    (strcmp(words[0], "alias") && strcmp(words[0], "mirror") && strcmp(words[0], "insecure"))) {
-			r = isd_error(0, "%s: expected 'alias NAME REGISTRY/REPO', 'mirror REGISTRY HOST' or 'insecure HOST'",
+		bool one_arg = !strcmp(words[0], "insecure") || !strcmp(words[0], "fedora-release-url");
+		if (isd_strv_len(words) != (one_arg ? 2u : 3u) ||
+		    (strcmp(words[0], "alias") && strcmp(words[0], "mirror") && !one_arg)) {
+			r = isd_error(0, "%s: expected 'alias NAME REGISTRY/REPO', 'mirror REGISTRY HOST', "
+					 "'insecure HOST' or 'fedora-release-url URL'",
 				      where);
 			return r;
 		}
@@ -112,6 +116,31 @@ static int find_host_settings(void *ctx, char **w, const char *where)
 	else if (!strcmp(w[0], "insecure") && !strcmp(w[1], l->ref->registry))
 		l->ref->insecure = true;
 	return 0;
+}
+
+static int find_fedora_url(void *ctx, char **w, const char *where)
+{
+	char **url = ctx;
+
+	(void)where;
+	if (!strcmp(w[0], "fedora-release-url")) {
+		free(*url);
+		*url = isd_xstrdup(w[1]);
+	}
+	return 0;
+}
+
+int isd_fedora_release_url(char **url)
+{
+	int r;
+
+	*url = NULL;
+	r = each_directive(find_fedora_url, url);
+	if (r < 0) {
+		free(*url);
+		*url = NULL;
+	}
+	return r;
 }
 
 bool isd_host_is_loopback(const char *hostport)

@@ -8,6 +8,7 @@
  *                 user namespace with those ids (extraction, copies, rm)
  *   layer.c       applying a tar layer safely (chrooted, whiteouts, caps)
  *   oci.c         base images from a local OCI layout or oci-archive
+ *   fedora.c      FROM fedora-release:NN (signed CHECKSUM, gpgv)
  *   store.c       image trees, meta.json, atomic publish, `isd image`
  *   build.c       `isd build`: the steps, the build key, RUN in a sandbox
  *   imagecfg.c    an image's meta.json applied by `isd exec --image`
@@ -198,6 +199,7 @@ struct isd_pull_opts {
 	bool pull;  /* look a tag up again even when it is cached */
 	bool quiet;
 	const char *ca_file; /* CA bundle instead of the system's (else $ISD_CA_FILE) */
+	const char *keyring; /* fedora-release: OpenPGP keys for the CHECKSUM (else the host's) */
 };
 
 /* FROM [REGISTRY/]REPO[:TAG][@sha256:...] (short names through aliases):
@@ -205,6 +207,12 @@ struct isd_pull_opts {
  * ($XDG_CACHE_HOME/isd/blobs), each verified against its digest; a cached
  * tag is used without network unless opts->pull. */
 int isd_registry_open(const char *ref, const struct isd_pull_opts *opts, struct isd_base_image *img);
+/* FROM fedora-release:NN: Fedora's Container-Base-Generic oci-archive for
+ * this machine from a Fedora download site, found through the release's
+ * CHECKSUM file, whose OpenPGP signature gpgv checks against opts->keyring
+ * or the host's /etc/pki/rpm-gpg key before the archive's sha256 is taken
+ * from it.  Cached like a registry tag. */
+int isd_fedora_open(const char *ref, const struct isd_pull_opts *opts, struct isd_base_image *img);
 void isd_base_image_free(struct isd_base_image *img);
 bool isd_oci_is_local_ref(const char *ref);
 

@@ -796,3 +796,137 @@ plain
 	expect_contains "$err" "line 3: ADD $URL/notes.txt: a download needs --checksum"
 	[ ! -s "$T/https-requests.log" ] || fail "an unpinned ADD made a request"
 }
+
+# ---- FROM fedora-release:NN from a loopback "Fedora download site": the
+# base layout as Fedora's oci.tar.xz, a CHECKSUM clearsigned with a
+# throw-away key (made here in a temporary GNUPGHOME) ----
+
+need_gpg() {
+	for t in gpg gpgv xz; do
+		command -v $t >/dev/null || skip "$t is not installed (apt-get install gnupg gpgv xz-utils)"
+	done
+}
+
+# gpg_key NAME: a signing key in $T/gpg-NAME; its public keys in
+# $T/NAME.gpg (binary) and $T/NAME.asc (armored).
+gpg_key() {
+	mkdir -p "$T/gpg-$1"
+	chmod 700 "$T/gpg-$1"
+	GNUPGHOME="$T/gpg-$1" gpg --batch --quiet --passphrase '' --quick-gen-key "isd test $1 <$1@example.invalid>" \
+		ed25519 sign never >/dev/null 2>&1 || fail "gpg could not make a key"
+	GNUPGHOME="$T/gpg-$1" gpg --batch --quiet --export >"$T/$1.gpg"
+	GNUPGHOME="$T/gpg-$1" gpg --batch --quiet --armor --export >"$T/$1.asc"
+}
+
+# sign NAME IN OUT: IN clearsigned by NAME's key.
+sign() {
+	GNUPGHOME="$T/gpg-$1" gpg --batch --quiet --yes --pinentry-mode loopback --passphrase '' --clearsign \
+		-o "$3" "$2" || fail "gpg could not sign"
+	GNUPGHOME="$T/gpg-$1" gpgconf --kill gpg-agent 2>/dev/null || true
+}
+
+# fedora_site VERSION: $T/site/VERSION/Container/ARCH/images/ with the base
+# layout as Fedora's archive and its CHECKSUM (text in $T/checksum.txt,
+# signed by key "good"); the server's address in $URL, registries.conf
+# pointing there.
+fedora_site() {
+	need_gpg
+	base_layout
+	[ -f "$T/good.gpg" ] || gpg_key good
+	FDIR=$T/site/$1/Container/$(uname -m)/images
+	ANAME=Fedora-Container-Base-Generic-$1-1.2.$(uname -m).oci.tar.xz
+	mkdir -p "$FDIR"
+	# Fedora's archives hold one image (index.json: one manifest).
+	rm -rf "$T/fedlayout"
+	cp -r "$T/base" "$T/fedlayout"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["manifests"] = d["manifests"][:1]; json.dump(d, open(sys.argv[1], "w"))' \
+		"$T/fedlayout/index.json"
+	(cd "$T/fedlayout" && tar --sort=name -cf - oci-layout index.json blobs) | xz -T1 -c >"$FDIR/$ANAME"
+	echo "unrelated" >"$FDIR/README"
+	{
+		echo "# $ANAME: $(stat -c %s "$FDIR/$ANAME") bytes"
+		echo "SHA256 ($ANAME) = $(sha "$FDIR/$ANAME")"
+	} >"$T/checksum.txt"
+	SUM=$FDIR/Fedora-Container-$1-1.2-$(uname -m)-CHECKSUM
+	sign good "$T/checksum.txt" "$SUM"
+	[ -n "${URL:-}" ] || start_https "$T/site"
+	mkdir -p "$T/config/isd"
+	echo "fedora-release-url $URL/" >"$T/config/isd/registries.conf"
+	mkdir -p "$T/ctx"
+	printf 'FROM fedora-release:%s\nENV FROM_FEDORA=yes\n' "$1" >"$T/ctx/Containerfile"
+}
+
+test_build_fedora_release() {
+	store
+	fedora_site 41
+	export ISD_CA_FILE="$T/https.crt"
+	run_isd build -t fed --keyring "$T/good.gpg" "$T/ctx"
+	expect_rc 0 "a good signature"
+	expect_contains "$out" "$ANAME (signature good"
+	grep -q "/41/Container/$(uname -m)/images/Fedora-Container-41-1.2-$(uname -m)-CHECKSUM" "$T/https-requests.log" ||
+		fail "no CHECKSUM fetched: $(cat "$T/https-requests.log")"
+	run_isd exec --image fed -- sh -c 'echo $MARK $FROM_FEDORA; cat /etc/passwd'
+	expect_contains "$out" "one yes"
+	expect_contains "$out" "agent:x:1000"
+	# The digest is remembered: a rebuild needs no server, and no key.
+	stop_servers
+	rm "$T/pids"
+	run_isd build -t fed --no-cache "$T/ctx"
+	expect_rc 0 "a rebuild from the cache"
+	# The host's key, armored as Fedora ships it (ISD_RPM_GPG_DIR stands
+	# in for /etc/pki/rpm-gpg); --pull asks the site again.
+	URL=
+	fedora_site 41
+	mkdir -p "$T/rpm-gpg"
+	cp "$T/good.asc" "$T/rpm-gpg/RPM-GPG-KEY-fedora-41-primary"
+	: >"$T/https-requests.log"
+	ISD_RPM_GPG_DIR=$T/rpm-gpg run_isd build -t fed2 --pull "$T/ctx"
+	expect_rc 0 "the host's armored key"
+	grep -q CHECKSUM "$T/https-requests.log" || fail "--pull did not look again"
+}
+
+# expect_refused WHAT TEXT: the build fails naming TEXT, nothing published.
+expect_refused() {
+	run_isd build -t refused --keyring "$T/good.gpg" "$T/ctx"
+	expect_rc 125 "$1"
+	expect_contains "$err" "$2"
+	[ ! -e "$T/data/isd/images/refused/current" ] || fail "$1: an image was published"
+	[ -z "$(ls "$T/cache/isd/refs" 2>/dev/null)" ] || fail "$1: a digest was remembered"
+}
+
+test_build_fedora_release_refusals() {
+	store
+	fedora_site 41
+	export ISD_CA_FILE="$T/https.crt"
+	# No keyring: the error names both fixes, before any request.
+	: >"$T/https-requests.log"
+	ISD_RPM_GPG_DIR=$T/nowhere run_isd build -t refused "$T/ctx"
+	expect_rc 125 "no keyring"
+	expect_contains "$err" "RPM-GPG-KEY-fedora-41-primary"
+	expect_contains "$err" "--keyring FILE"
+	[ ! -s "$T/https-requests.log" ] || fail "requests without a keyring"
+	# A CHECKSUM changed after it was signed.
+	cp "$SUM" "$T/sum.orig"
+	sed -i "s/\(SHA256 .*= \)./\10/" "$SUM"
+	cmp -s "$SUM" "$T/sum.orig" && sed -i "s/\(SHA256 .*= \)./\11/" "$SUM"
+	expect_refused "a tampered CHECKSUM" "signature is not good"
+	# Signed by a key the keyring does not hold.
+	gpg_key wrong
+	sign wrong "$T/checksum.txt" "$SUM"
+	expect_refused "a wrong key" "signature is not good"
+	# Unsigned lines around a good signature are never read.
+	{
+		echo "SHA256 ($ANAME) = $(printf x | sha256sum | cut -d' ' -f1)"
+		cat "$T/sum.orig"
+		echo "SHA256 (Fedora-Container-Base-Generic-41-9.9.$(uname -m).oci.tar.xz) = $(printf y | sha256sum | cut -d' ' -f1)"
+	} >"$SUM"
+	run_isd build -t outside --keyring "$T/good.gpg" "$T/ctx"
+	expect_rc 0 "unsigned lines around the signed text"
+	expect_contains "$out" "$ANAME (signature"
+	"$ISD" image rm outside >/dev/null
+	rm -rf "$T/cache"
+	# An archive that is not the one the CHECKSUM names.
+	cp "$T/sum.orig" "$SUM"
+	echo junk | xz -c >>"$FDIR/$ANAME"
+	expect_refused "a changed archive" "does not match its digest"
+}
