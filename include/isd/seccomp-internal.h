@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Limits and defaults shared by the three seccomp files (parser, compiler
- * and cache, check); not part of the module's interface. */
+/* Limits, defaults and name tables shared by the seccomp files (parser,
+ * names, compiler and cache, check); not part of the module's interface. */
 #ifndef ISD_SECCOMP_INTERNAL_H
 #define ISD_SECCOMP_INTERNAL_H
 
@@ -8,48 +8,12 @@
 
 #ifndef ISD_VERSION
 #define ISD_VERSION "unknown"
-/* seccomp-names.c: the architectures a profile can name. */
-struct arch_info {
-	const char *scmp_name;
-	const char *aliases[4]; /* [0] is the label `check` shows */
-	uint32_t token;     /* 0: this libseccomp cannot filter it */
-	uint32_t compat[2]; /* other ABIs the kernel of this arch runs */
-};
-const struct arch_info *isd_seccomp_arch_by_name(const char *name);
-const struct arch_info *isd_seccomp_arch_by_token(uint32_t token);
-/* SCMP_CMP_* by its name, or -1. */
-int isd_seccomp_op_by_name(const char *name);
-
 #endif
 #ifndef ISD_SECCOMP_PROFILES_DIR
 #define ISD_SECCOMP_PROFILES_DIR "/usr/local/share/isd/seccomp-profiles"
-/* seccomp-names.c: the architectures a profile can name. */
-struct arch_info {
-	const char *scmp_name;
-	const char *aliases[4]; /* [0] is the label `check` shows */
-	uint32_t token;     /* 0: this libseccomp cannot filter it */
-	uint32_t compat[2]; /* other ABIs the kernel of this arch runs */
-};
-const struct arch_info *isd_seccomp_arch_by_name(const char *name);
-const struct arch_info *isd_seccomp_arch_by_token(uint32_t token);
-/* SCMP_CMP_* by its name, or -1. */
-int isd_seccomp_op_by_name(const char *name);
-
 #endif
 #ifndef ISD_SOURCE_SECCOMP_PROFILES_DIR
 #define ISD_SOURCE_SECCOMP_PROFILES_DIR ISD_SECCOMP_PROFILES_DIR
-/* seccomp-names.c: the architectures a profile can name. */
-struct arch_info {
-	const char *scmp_name;
-	const char *aliases[4]; /* [0] is the label `check` shows */
-	uint32_t token;     /* 0: this libseccomp cannot filter it */
-	uint32_t compat[2]; /* other ABIs the kernel of this arch runs */
-};
-const struct arch_info *isd_seccomp_arch_by_name(const char *name);
-const struct arch_info *isd_seccomp_arch_by_token(uint32_t token);
-/* SCMP_CMP_* by its name, or -1. */
-int isd_seccomp_op_by_name(const char *name);
-
 #endif
 
 /* Docker's default profile is 13 KiB; anything near this is a mistake
