@@ -384,12 +384,13 @@ _isd_command()
 }
 
 # isd build -t NAME [-f FILE] [--build-arg K[=V]] [--pull] [--no-cache]
-# [-q] [CONTEXT], as rootfs-builder/build.c parses it.
+# [--ca-file FILE] [--keyring FILE] [-q] [CONTEXT], as rootfs-builder/build.c
+# parses it.
 _isd_build()
 {
     local -i i=2
     local w o cur=${_isd_words[_isd_cword]} want='' context=''
-    local opts_arg='--tag --file --build-arg'
+    local opts_arg='--tag --file --build-arg --ca-file --keyring'
     local opts_noarg='--pull --no-cache --quiet --help'
 
     while ((i < _isd_cword)); do
@@ -429,7 +430,7 @@ _isd_build()
 
     case $want in
     --tag | -t) _isd_add "$cur" "$(_isd_store_names)" ;;
-    --file | -f) _isd_files "$cur" ;;
+    --file | -f | --ca-file | --keyring) _isd_files "$cur" ;;
     --build-arg) [[ $cur == *=* ]] || _isd_compgen -e -- "$cur" ;;
     *)
         if [[ $cur == --*=* ]]; then
