@@ -215,8 +215,11 @@ int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, 
 	if (strchr(cmd, '/') || in_sandbox_path(spec, cmd))
 		return 0;
 	found = search_caller_path(caller_path, cmd);
-	if (!found)
-		return 0; /* the payload reports 127 with the sandbox's PATH */
+	if (!found) {
+		/* The payload reports 127 with the sandbox's PATH. */
+		spec->command_not_on_caller_path = true;
+		return 0;
+	}
 	real = realpath(found, NULL);
 	if (!real)
 		return isd_error(-errno, "exec %s: resolving %s", cmd, found);

@@ -86,7 +86,7 @@ static bool is_executable_file(const char *path)
 /* execvpe() searches the *caller's* PATH; the payload's PATH is the one that
  * counts, so the search is done here.  Returns the errno that decides 126 vs
  * 127, with the message recorded. */
-static int exec_command(char *const argv[], char *const envp[], const char *path_env)
+static int exec_command(char *const argv[], char *const envp[], const char *path_env, bool not_on_caller_path)
 {
 	const char *cmd = argv[0];
 	bool saw_eacces = false;
@@ -115,8 +115,9 @@ static int exec_command(char *const argv[], char *const envp[], const char *path
 	}
 	if (saw_eacces)
 		return isd_error(-EACCES, "exec %s: found on PATH but not executable", cmd);
-	return isd_error(-ENOENT, "exec %s: command not found in the sandbox's PATH (%s)", cmd,
-			 path_env ? path_env : "");
+	isd_error(0, "exec %s: command not found in the sandbox's PATH (%s)%s", cmd, path_env ? path_env : "",
+		  not_on_caller_path ? ", nor on yours" : "");
+	return -ENOENT;
 }
 
 static _Noreturn void payload_main(const struct child_args *a, const sigset_t *old_mask, int pty_slave)
@@ -153,7 +154,7 @@ static _Noreturn void payload_main(const struct child_args *a, const sigset_t *o
 	if (r < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
-	r = exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"));
+	r = exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"), spec->command_not_on_caller_path);
 	report_and_exit(r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
 }
 

@@ -100,6 +100,7 @@ struct isd_spec {
 	bool tty;         /* a pseudo-terminal of the sandbox's own for stdio */
 	bool interactive; /* with tty: forward the caller's stdin */
 
+	bool command_not_on_caller_path; /* for the 127 message */
 	char **profiles; /* profiles applied, in order */
 	char *agent;     /* the agent this sandbox is for, or NULL */
 	/* Where each setting came from, for --print-spec: "key\torigin". */

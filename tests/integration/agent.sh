@@ -50,6 +50,7 @@ test_command_resolution_too_broad() {
 	expect_contains "$err" "-v $T/home/mytool:$T/home/mytool:ro"
 	run_isd exec --profile none -- definitely-not-a-command-xyz
 	expect_rc 127 "not found anywhere"
+	expect_contains "$err" "nor on yours"
 }
 
 test_profile_precedence() {
