@@ -930,3 +930,156 @@ test_build_fedora_release_refusals() {
 	echo junk | xz -c >>"$FDIR/$ANAME"
 	expect_refused "a changed archive" "does not match its digest"
 }
+
+# ---- dnf and rpm in a RUN step (issue #7): an image made from this
+# machine's own Debian packages (tests/build/debian-closure.py, no mirror),
+# a local repository made with rpmbuild and createrepo_c ----
+
+test_build_run_dnf_install() {
+	store
+	need_subids
+	for t in dnf rpm rpmbuild createrepo_c dpkg-query python3; do
+		command -v $t >/dev/null || skip "$t is not installed (apt-get install dnf rpm createrepo-c)"
+	done
+	# The image: dnf, rpm and a shell with their dependencies, copied from
+	# the host's installed packages (documentation left out).
+	python3 "$ISD_TEST_SRCDIR/tests/build/debian-closure.py" dnf rpm dash coreutils >"$T/files" 2>"$T/closure-err" ||
+		skip "dnf's dependencies are not all installed here: $(cat "$T/closure-err")"
+	grep -v -E '^/usr/share/(doc|man|info|locale|lintian)/' "$T/files" >"$T/files.img"
+	r=$T/dnfroot
+	mkdir -p "$r/usr/bin" "$r/usr/sbin" "$r/usr/lib" "$r/usr/lib64" "$r/etc" "$r/tmp" "$r/root" "$r/var/tmp"
+	for d in bin sbin lib lib64; do
+		ln -s usr/$d "$r/$d"
+	done
+	tar -C / --no-recursion --ignore-failed-read -cf - -T "$T/files.img" 2>/dev/null |
+		tar -C "$r" --keep-directory-symlink -xf - || fail "copying the host's packages"
+	# daemon and adm exist in the image with Debian's ids.
+	printf 'root:x:0:0:root:/root:/bin/sh\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n' >"$r/etc/passwd"
+	printf 'root:x:0:\ndaemon:x:1:\nadm:x:4:\n' >"$r/etc/group"
+	make_layout "$T/dnfbase" dnf "$r"
+	rm -rf "$r"
+	# The package: one file root:adm 0640, one daemon:daemon 0644.
+	mkdir -p "$T/rpmbuild/SPECS" "$T/ctx/repo"
+	cat >"$T/rpmbuild/SPECS/isdprobe.spec" <<-'EOF'
+	Name: isdprobe
+	Version: 1.0
+	Release: 1
+	Summary: isd test package
+	License: LGPL-2.1-or-later
+	BuildArch: noarch
+	%description
+	Files with owners and modes from %%attr.
+	%install
+	mkdir -p %{buildroot}/usr/share/isdprobe
+	echo secret > %{buildroot}/usr/share/isdprobe/adm-file
+	echo daemon > %{buildroot}/usr/share/isdprobe/daemon-file
+	%files
+	%dir /usr/share/isdprobe
+	%attr(0640,root,adm) /usr/share/isdprobe/adm-file
+	%attr(0644,daemon,daemon) /usr/share/isdprobe/daemon-file
+	EOF
+	rpmbuild --define "_topdir $T/rpmbuild" --nodeps -bb "$T/rpmbuild/SPECS/isdprobe.spec" >"$T/rpmbuild.log" 2>&1 ||
+		fail "rpmbuild: $(tail -5 "$T/rpmbuild.log")"
+	cp "$T"/rpmbuild/RPMS/noarch/isdprobe-1.0-1.noarch.rpm "$T/ctx/repo/" || fail "no rpm built"
+	createrepo_c -q "$T/ctx/repo" || fail "createrepo_c"
+	cat >"$T/ctx/Containerfile" <<-EOF
+	FROM oci:$T/dnfbase:dnf
+	COPY repo /repo
+	RUN dnf -y -q --setopt=reposdir=/nonexistent --setopt=install_weak_deps=False --repofrompath=local,file:///repo --repo local --nogpgcheck install isdprobe
+	EOF
+	run_isd build -t dnfimg "$T/ctx"
+	expect_rc 0 "build with dnf install"
+	run_isd exec --image dnfimg -u 0 -- stat -c '%U:%G %a %n' /usr/share/isdprobe/adm-file /usr/share/isdprobe/daemon-file
+	expect_rc 0 "stat in the image"
+	expect_eq "$out" "root:adm 640 /usr/share/isdprobe/adm-file
+daemon:daemon 644 /usr/share/isdprobe/daemon-file"
+	# On the host the image's ids are the build's map: 1:1 for root,
+	# keep-id over the caller's subordinate range otherwise.
+	su=0 sg=0
+	if [ "$(id -u)" -ne 0 ]; then
+		su=$(awk -F: -v n="$(id -un)" -v u="$(id -u)" '$1 == n || $1 == u { print $2; exit }' /etc/subuid)
+		sg=$(awk -F: -v n="$(id -un)" -v u="$(id -u)" '$1 == n || $1 == u { print $2; exit }' /etc/subgid)
+	fi
+	tree=$T/data/isd/images/dnfimg/current/rootfs/usr/share/isdprobe
+	expect_eq "$(stat -c '%u:%g %a' "$tree/adm-file")" "$su:$((sg + 4)) 640" "adm-file on the host"
+	expect_eq "$(stat -c '%u:%g %a' "$tree/daemon-file")" "$((su + 1)):$((sg + 1)) 644" "daemon-file on the host"
+	run_isd exec --image dnfimg -u 0 -- rpm -q isdprobe
+	expect_rc 0 "rpm -q in the image"
+	expect_eq "$out" "isdprobe-1.0-1.noarch"
+}
+
+# ---- isd build against buildah (issue #7): the same Containerfile built by
+# both, their trees compared without timestamps ----
+
+test_build_matches_buildah() {
+	store
+	need_subids
+	command -v buildah >/dev/null || skip "buildah is not installed"
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	base_layout
+	B="buildah --root $T/buildah/root --runroot $T/buildah/run --storage-driver vfs"
+	# An unprivileged caller reads and removes buildah's storage (subordinate
+	# ids) in `buildah unshare`; root does without (and its buildah unshare
+	# may not work at all).
+	U="$B unshare"
+	[ "$(id -u)" -ne 0 ] || U=
+	trap '$U rm -rf "$T/buildah"; stop_servers; remove_images; test_teardown' EXIT
+	$B images >"$T/buildah.log" 2>&1 || skip "buildah cannot run here: $(tail -1 "$T/buildah.log")"
+	mkdir -p "$T/ctx/files/sub"
+	echo one >"$T/ctx/files/one"
+	printf 'exec\n' >"$T/ctx/files/sub/tool"
+	chmod 0750 "$T/ctx/files/sub/tool"
+	chmod 0700 "$T/ctx/files/sub"
+	ln -s one "$T/ctx/files/one-link"
+	cat >"$T/ctx/Containerfile" <<-EOF
+	ARG BASE
+	FROM \$BASE
+	COPY files /srv/files
+	COPY --chown=1000:1000 files/one /home/agent/one
+	ENV GREETING=hello
+	WORKDIR /work/dir
+	RUN mkdir -p /data/sub /data/other && echo hi > /data/f && chmod 0600 /data/f && chown 4242:4343 /data/f && \\
+		ln -s f /data/link && ln /data/f /data/hard && ln -s /nowhere /data/dangling && \\
+		chmod 2750 /data/sub && chown agent:agent /data/sub && touch /data/sub/mine && chown 1000:1000 /data/sub/mine && \\
+		chmod 1777 /data/other && chmod 4755 /data/f && echo "\$GREETING" > greeting && \\
+		chown 65534:65534 /data/other && chown -h 5:6 /data/link && \\
+		chown -R agent:agent /home/agent
+	USER agent
+	RUN echo by-agent > /home/agent/made && chmod 0604 /home/agent/made
+	EOF
+	run_isd build -t same --build-arg "BASE=oci:$T/base:bb" "$T/ctx"
+	expect_rc 0 "isd build"
+	# buildah 1.28 takes no transport in FROM: the layout is pulled first
+	# (by a relative name: it names the image after the path, in lowercase).
+	id=$(cd "$T" && $B pull -q oci:base:bb 2>"$T/pull.log") || fail "buildah pull: $(tail -3 "$T/pull.log")"
+	$B tag "$id" localhost/isd-bb >"$T/pull.log" 2>&1 || fail "buildah tag: $(cat "$T/pull.log")"
+	(cd "$T/ctx" && $B bud --isolation chroot --pull-never --build-arg BASE=localhost/isd-bb -t same -f Containerfile . >"$T/bud.log" 2>&1) ||
+		fail "buildah bud: $(tail -3 "$T/bud.log")"
+	lister=$ISD_TEST_SRCDIR/tests/build/tree-listing.py
+	isdtree=$T/data/isd/images/same/current/rootfs
+	if [ "$(id -u)" -eq 0 ]; then
+		python3 "$lister" "$isdtree" >"$T/isd.list" || fail "listing isd's tree"
+		opt=
+	else
+		opt=--isd-unshare
+	fi
+	$U sh -c 'c=$('"$B"' from --pull-never localhost/same) && m=$('"$B"' mount "$c") || exit 1
+		python3 "$1" "$m" >"$2/buildah.list" && { [ -z "$3" ] || python3 "$1" "$3" "$4" >"$2/isd.list"; }
+		rc=$?; '"$B"' umount "$c" >/dev/null; exit $rc' \
+		sh "$lister" "$T" "$opt" "$isdtree" >"$T/unshare.log" 2>&1 || fail "listing the trees: $(tail -3 "$T/unshare.log")"
+	# Left out: /etc/hostname, /etc/hosts, /etc/resolv.conf, empty files
+	# both tools leave behind as mount points of their RUN sandboxes, 0755
+	# in buildah (and /etc/hostname only there), 0644 in isd.  (The tree's
+	# root itself is not listed.)
+	for f in isd buildah; do
+		grep -v -E '^/etc/(hostname|hosts|resolv\.conf) ' "$T/$f.list" >"$T/$f.cmp"
+	done
+	# Something was compared: RUN's, COPY's and USER's results are there.
+	for p in '/data/f file uid=4242 gid=4343 mode=4755 links=2' '/data/hard file uid=4242 gid=4343 mode=4755 links=2' \
+		'/data/link link uid=5 gid=6' '/data/other dir uid=65534 gid=65534 mode=1777' '/srv/files/sub/tool file uid=0 gid=0 mode=0750' \
+		'/home/agent/made file uid=1000 gid=1000 mode=0604' '/work/dir/greeting file'; do
+		grep -q "^$p" "$T/isd.cmp" || fail "no '$p' in isd's tree: $(cat "$T/isd.cmp")"
+	done
+	diff -u "$T/buildah.cmp" "$T/isd.cmp" >"$T/diff" || fail "isd's tree differs from buildah's:
+$(head -40 "$T/diff")"
+}
