@@ -285,30 +285,8 @@ int isd_profile_expand(const char *name, const struct isd_profile_vars *vars, st
 static int profile_list(void)
 {
 	_cleanup_strv_ char **dirs = isd_profile_dirs();
-	_cleanup_strv_ char **seen = NULL;
 
-	for (size_t i = 0; dirs[i]; i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *de;
-
-		if (!d)
-			continue;
-		while ((de = readdir(d))) {
-			size_t n = strlen(de->d_name);
-			bool dup = false;
-			char *name;
-
-			if (n <= 5 || strcmp(de->d_name + n - 5, ".conf"))
-				continue;
-			name = strndup(de->d_name, n - 5);
-			for (size_t k = 0; seen && seen[k]; k++)
-				dup |= !strcmp(seen[k], name);
-			if (!dup)
-				printf("%-16s %s/%s\n", name, dirs[i], de->d_name);
-			isd_strv_push(&seen, name);
-		}
-		closedir(d);
-	}
+	isd_print_named_files(dirs, ".conf", 16);
 	printf("%-16s (built in: the bare runtime, no profile)\n", "none");
 	return 0;
 }

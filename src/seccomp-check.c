@@ -449,30 +449,10 @@ static int cmd_check(int argc, char **argv)
 
 static int cmd_list(void)
 {
-	_cleanup_strv_ char **dirs = isd_seccomp_search_dirs(), **seen = NULL;
+	_cleanup_strv_ char **dirs = isd_seccomp_search_dirs();
 
 	printf("%-24s %s\n", "unconfined", "(built in: no filter)");
-	for (size_t i = 0; dirs[i]; i++) {
-		DIR *d = opendir(dirs[i]);
-		struct dirent *de;
-		if (!d)
-			continue;
-		while ((de = readdir(d))) {
-			size_t n = strlen(de->d_name);
-			bool shadowed = false;
-			char *name;
-			if (n <= 5 || strcmp(de->d_name + n - 5, ".json") || de->d_name[0] == '.')
-				continue;
-			name = strndup(de->d_name, n - 5);
-			if (!name)
-				name = isd_xstrdup("?");
-			for (size_t k = 0; seen && seen[k]; k++)
-				shadowed |= !strcmp(seen[k], name);
-			printf("%-24s %s/%s%s\n", name, dirs[i], de->d_name, shadowed ? " (shadowed)" : "");
-			isd_strv_push(&seen, name);
-		}
-		closedir(d);
-	}
+	isd_print_named_files(dirs, ".json", 24);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "isd/util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -391,4 +392,34 @@ int isd_mkdir_p(const char *path, unsigned mode)
 		}
 	}
 	return 0;
+}
+
+void isd_print_named_files(char *const *dirs, const char *suffix, int width)
+{
+	size_t slen = strlen(suffix);
+	char **seen = NULL;
+
+	for (size_t i = 0; dirs && dirs[i]; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *de;
+
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			size_t n = strlen(de->d_name);
+			bool shadowed = false;
+			char *name;
+
+			if (n <= slen || strcmp(de->d_name + n - slen, suffix) || de->d_name[0] == '.')
+				continue;
+			name = isd_xstrdup(de->d_name);
+			name[n - slen] = '\0';
+			for (size_t k = 0; seen && seen[k]; k++)
+				shadowed |= !strcmp(seen[k], name);
+			printf("%-*s %s/%s%s\n", width, name, dirs[i], de->d_name, shadowed ? " (shadowed)" : "");
+			isd_strv_push(&seen, name);
+		}
+		closedir(d);
+	}
+	isd_strv_free(seen);
 }

@@ -97,6 +97,11 @@ int isd_parse_octal_mode(const char *s, uint32_t *out);
  * components (a destination must say where it is without tricks). */
 int isd_normalize_abs_path(const char *in, char **out);
 
+/* For `isd profile list` and `isd seccomp list`: every NAME+suffix in dirs,
+ * searched in order, one line each; later ones that an earlier directory
+ * hides are marked "(shadowed)". */
+void isd_print_named_files(char *const *dirs, const char *suffix, int width);
+
 /* mkdir -p (each created component gets mode). */
 int isd_mkdir_p(const char *path, unsigned mode);
 

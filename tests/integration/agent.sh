@@ -225,6 +225,9 @@ test_profile_command() {
 	XDG_CONFIG_HOME=$T/config EDITOR=true run_isd profile edit agent
 	expect_rc 0
 	cmp -s "$T/config/isd/profiles/agent.conf" "$ISD_TEST_SRCDIR/profiles/agent.conf" || fail "edit did not copy the built-in"
+	XDG_CONFIG_HOME=$T/config run_isd profile list
+	expect_contains "$out" "$T/config/isd/profiles/agent.conf" "the user's copy first"
+	expect_contains "$out" "agent.conf (shadowed)" "the built-in it hides"
 	run_isd profile frob
 	expect_rc 125
 }
