@@ -11,6 +11,7 @@
 #include "isd/options.h"
 #include "isd/profile.h"
 #include "isd/util.h"
+#include "isd/workspace.h"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -57,6 +58,12 @@ enum {
 	OPT_AGENT,
 	OPT_AGENT_STATE,
 	OPT_PROJECT,
+	OPT_WORKSPACE,
+	OPT_WORKSPACE_KEEP,
+	OPT_SESSION,
+	OPT_MASK,
+	OPT_UNMASK,
+	OPT_GIT_WRITABLE,
 	OPT_ALLOW,
 	OPT_ALLOW_FILE,
 	OPT_ADD_HOST,
@@ -92,6 +99,12 @@ static const struct option exec_options[] = {
 	{"agent", required_argument, NULL, OPT_AGENT},
 	{"agent-state", required_argument, NULL, OPT_AGENT_STATE},
 	{"project", required_argument, NULL, OPT_PROJECT},
+	{"workspace", required_argument, NULL, OPT_WORKSPACE},
+	{"workspace-keep", no_argument, NULL, OPT_WORKSPACE_KEEP},
+	{"session", required_argument, NULL, OPT_SESSION},
+	{"mask", required_argument, NULL, OPT_MASK},
+	{"unmask", required_argument, NULL, OPT_UNMASK},
+	{"git-writable", no_argument, NULL, OPT_GIT_WRITABLE},
 	{"allow", required_argument, NULL, OPT_ALLOW},
 	{"allow-file", required_argument, NULL, OPT_ALLOW_FILE},
 	{"add-host", required_argument, NULL, OPT_ADD_HOST},
@@ -170,7 +183,16 @@ void isd_cli_exec_usage(FILE *out)
 	      "                              COMMAND (omp, claude, codex, pi, ...) brings 'agent'\n"
 	      "      --agent NAME            the agent this sandbox is for (${AGENT})\n"
 	      "      --agent-state NAME      bind the agent's state (~/.NAME, ...) read-write\n"
-	      "      --project DIR           bind DIR read-write at its own path, work there\n"
+	      "Workspace (the project, at its own path, the working directory):\n"
+	      "      --workspace DIR[:MODE]  rw (default): bound read-write; ro; cow: changes\n"
+	      "                              land in a session (isd diff, apply, discard)\n"
+	      "      --project DIR           same as --workspace DIR:rw\n"
+	      "      --workspace-keep        keep the cow session even without changes\n"
+	      "      --session ID            re-enter a stopped cow session\n"
+	      "      --mask GLOB             matching files appear empty and read-only\n"
+	      "                              (.env, *.pem, .aws/; gitignore-like)\n"
+	      "      --unmask GLOB           exempt matching files from the masks\n"
+	      "      --git-writable          leave .git/hooks and .git/config writable\n"
 	      "Other:\n"
 	      "      --print-spec            print the resolved sandbox as JSON and exit\n"
 	      "Accepted for Docker compatibility and ignored (isd always does this):\n"
@@ -237,10 +259,6 @@ static int add_user_mount(struct isd_spec *spec, const struct isd_mount *parsed,
 	m->origin = isd_xstrdup(origin);
 	return 0;
 }
-
-
-
-
 
 /* The option --ARG names as getopt_long would take it: an exact name, or
  * an unambiguous prefix (--prof for --profile).  NULL when none or
@@ -402,22 +420,13 @@ static void mark_limit_origin(struct isd_spec *spec, int opt, const char *origin
 	}
 }
 
-/* --project DIR: the project, read-write at the same path, and the working
- * directory.  Refuses directories that would hand over the whole home. */
-static int add_project(struct isd_spec *spec, const struct isd_caller *caller, const char *dir, const char *origin)
+static int add_workspace(struct isd_spec *spec, const struct isd_caller *caller, const char *origin)
 {
-	_cleanup_free_ char *path = isd_options_absolute_source(dir, caller->cwd);
-	_cleanup_free_ char *home = realpath(caller->home, NULL);
-	struct isd_mount m = {.type = ISD_MOUNT_BIND};
-	size_t n = strlen(path);
+	struct isd_mount m;
+	int r = isd_workspace_to_mount(spec, caller->home, &m);
 
-	if (home && (!strcmp(path, "/") || (!strncmp(home, path, n) && (home[n] == '/' || !home[n]))))
-		return isd_error(0, "--project %s: that is your home directory or one of its parents; run isd from inside a project directory (or use --profile none)",
-				 path);
-	m.source = isd_xstrdup(path);
-	m.destination = isd_xstrdup(path);
-	free(spec->workdir);
-	spec->workdir = isd_xstrdup(path);
+	if (r <= 0)
+		return r;
 	isd_spec_set_origin(spec, "workdir", origin);
 	return add_user_mount(spec, &m, origin);
 }
@@ -449,8 +458,8 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 {
 	struct isd_spec user_env = {0}; /* collects -e/--env-file before defaults are known */
 	struct isd_args args = {0};
-	_cleanup_free_ char *user_arg = NULL, *project = NULL, *agent_state = NULL;
-	_cleanup_free_ char *project_origin = NULL, *agent_state_origin = NULL;
+	_cleanup_free_ char *user_arg = NULL, *agent_state = NULL;
+	_cleanup_free_ char *workspace_origin = NULL, *agent_state_origin = NULL;
 	const char *origin = "command line";
 	int tty_mode = -1;              /* -1: a terminal when stdin and stdout are both terminals */
 	int opt, r = 0;
@@ -521,10 +530,33 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			agent_state_origin = isd_xstrdup(origin);
 			break;
 		case OPT_PROJECT:
-			free(project);
-			project = isd_xstrdup(arg);
-			free(project_origin);
-			project_origin = isd_xstrdup(origin);
+		case OPT_WORKSPACE:
+			free(spec->workspace.path);
+			spec->workspace.path = NULL;
+			r = isd_workspace_parse(arg, caller->cwd, &spec->workspace.path, &spec->workspace.mode);
+			if (r == 0 && opt == OPT_PROJECT && spec->workspace.mode != ISD_WORKSPACE_RW)
+				r = isd_error(0, "--project %s: takes a directory only; use --workspace DIR:MODE", arg);
+			free(workspace_origin);
+			workspace_origin = isd_xstrdup(origin);
+			isd_spec_set_origin(spec, "workspace", origin);
+			break;
+		case OPT_WORKSPACE_KEEP:
+			spec->workspace.keep = true;
+			break;
+		case OPT_SESSION:
+			free(spec->workspace.session);
+			spec->workspace.session = isd_xstrdup(arg);
+			free(workspace_origin);
+			workspace_origin = isd_xstrdup(origin);
+			break;
+		case OPT_MASK:
+			isd_strv_push(&spec->workspace.masks, isd_xstrdup(arg));
+			break;
+		case OPT_UNMASK:
+			isd_strv_push(&spec->workspace.unmasks, isd_xstrdup(arg));
+			break;
+		case OPT_GIT_WRITABLE:
+			spec->workspace.git_writable = true;
 			break;
 		case 'h':
 		case OPT_HOSTNAME:
@@ -721,11 +753,12 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		if (r < 0)
 			goto out;
 	}
-	if (project) {
-		r = add_project(spec, caller, project, project_origin);
-		if (r < 0)
-			goto out;
-	}
+	r = add_workspace(spec, caller, workspace_origin ? workspace_origin : "command line");
+	if (r < 0)
+		goto out;
+	r = isd_workspace_resolve(spec);
+	if (r < 0)
+		goto out;
 	if (agent_state) {
 		r = add_agent_state(spec, caller, agent_state, agent_state_origin);
 		if (r < 0)

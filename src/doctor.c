@@ -9,10 +9,12 @@
 #include "isd/doctor.h"
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
+#include "isd/session.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <linux/magic.h>
 #include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -140,7 +142,7 @@ static int mount_overlay(void *arg)
 		return errno;
 	if (!mkdtemp(dir))
 		return errno;
-	snprintf(opts, sizeof(opts), "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w", dir, dir, dir);
+	snprintf(opts, sizeof(opts), "lowerdir=%s/l,upperdir=%s/u,workdir=%s/w,userxattr", dir, dir, dir);
 	for (const char *sub = "luwm"; *sub; sub++) {
 		char p[300];
 		snprintf(p, sizeof(p), "%s/%c", dir, *sub);
@@ -396,15 +398,35 @@ static void check_network_helpers(struct report *r)
 	}
 }
 
+/* The cow workspace (the agent profile's default): the kernel must allow
+ * an overlay in a user namespace, and the sessions' upper layers must live
+ * on a file system overlayfs writes to. */
 static void check_overlay(struct report *r)
 {
-	struct check *c = add(r, "overlayfs in a user namespace", false);
+	struct check *c = add(r, "overlayfs in a user namespace (cow workspace)", true);
 	int e = try_in_child(CLONE_NEWUSER | CLONE_NEWNS, mount_overlay, NULL);
+	_cleanup_free_ char *root = NULL;
+	struct statfs sfs;
 
-	if (e == 0)
+	if (e != 0) {
+		set(c, FAIL, "not available (%s)", strerror(e));
+		snprintf(c->fix, sizeof(c->fix), "Linux 5.11 or newer; until then use --workspace DIR:rw");
+		return;
+	}
+	if (isd_session_root(&root) < 0) {
 		set(c, OK, "available");
-	else
-		set(c, WARN, "not available (%s); isd does not need it", strerror(e));
+		return;
+	}
+	/* The sessions directory may not exist yet: its nearest ancestor
+	 * decides the file system. */
+	for (char *slash; statfs(root, &sfs) < 0 && (slash = strrchr(root, '/')) && slash != root;)
+		*slash = '\0';
+	if (sfs.f_type == OVERLAYFS_SUPER_MAGIC) {
+		set(c, FAIL, "%s is on an overlay, which cannot hold an overlay's upper layer", root);
+		snprintf(c->fix, sizeof(c->fix), "set XDG_STATE_HOME to a directory on ext4, xfs, btrfs or tmpfs (or use --workspace DIR:rw)");
+		return;
+	}
+	set(c, OK, "available; sessions under %s", root);
 }
 
 static void check_images(struct report *r)

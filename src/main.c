@@ -6,6 +6,7 @@
 #include "isd/profile.h"
 #include "isd/sandbox.h"
 #include "isd/seccomp.h"
+#include "isd/session.h"
 #include "isd/spec.h"
 #include "isd/util.h"
 
@@ -27,6 +28,10 @@ static void usage(FILE *out)
 	      "  profile list|show|edit NAME  the option profiles (agent, your own)\n"
 	      "  doctor [--json]              check what this host allows, with fixes\n"
 	      "  seccomp check PROFILE        validate and explain a seccomp profile\n"
+	      "  session list [--json]        the sessions of --workspace DIR:cow runs\n"
+	      "  diff [ID] [PATH...]          what a session changed, git-style (isd diff --help)\n"
+	      "  apply [ID] [PATH...]         copy a stopped session's changes into its project\n"
+	      "  discard [ID]                 remove a stopped session and its changes\n"
 	      "  gc                           remove cgroups left by crashed isd runs\n"
 	      "  version                      print the version\n",
 	      out);
@@ -79,6 +84,19 @@ static int cmd_exec(int argc, char **argv)
 	return code;
 }
 
+/* isd diff lives in isd-diff (src/isd-diff.c), the one program linking libgit2. */
+static int exec_isd_diff(char **argv)
+{
+	const char *path = isd_running_uninstalled() ? ISD_BUILD_ROOT "/src/isd-diff" : ISD_LIBEXEC_DIR "/isd-diff";
+
+	argv[0] = (char *)path;
+	execv(path, argv);
+	isd_error(-errno, "isd diff: running %s", path);
+	isd_error_hint("reinstall isd: isd diff is in that program");
+	isd_error_print("");
+	return ISD_EXIT_FAILURE;
+}
+
 /* isd build / isd image live in isd-build (rootfs-builder/isd-build.c). */
 static int exec_isd_build(char **argv)
 {
@@ -112,6 +130,14 @@ int main(int argc, char **argv)
 		return isd_doctor_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "profile"))
 		return isd_profile_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diff"))
+		return exec_isd_diff(argv);
+	if (!strcmp(cmd, "apply"))
+		return isd_session_cmd_apply(argc - 1, argv + 1);
+	if (!strcmp(cmd, "discard"))
+		return isd_session_cmd_discard(argc - 1, argv + 1);
+	if (!strcmp(cmd, "session") || !strcmp(cmd, "sessions"))
+		return isd_session_cmd_session(argc - 1, argv + 1);
 	if (!strcmp(cmd, "gc"))
 		return isd_cgroup_gc_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
@@ -122,6 +148,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, gc, version, help)\n", cmd);
+	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, diff, apply, discard, session, gc, version, help)\n", cmd);
 	return ISD_EXIT_FAILURE;
 }

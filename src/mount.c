@@ -12,6 +12,7 @@
 #include "isd/syscalls.h"
 #include "isd/userns.h"
 #include "isd/util.h"
+#include "isd/workspace.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -73,7 +74,7 @@ static void sources_close(struct sources *s, size_t n_mounts)
 		close(s->sys);
 }
 
-static int clone_sources(const struct isd_spec *spec, struct sources *s)
+static int clone_sources(const struct isd_spec *spec, const struct isd_mount_extras *extras, struct sources *s)
 {
 	for (size_t i = 0; i < N_DEV_NODES; i++) {
 		char path[32];
@@ -88,6 +89,14 @@ static int clone_sources(const struct isd_spec *spec, struct sources *s)
 		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0);
 
 		s->binds[i] = -1;
+		if (m->type == ISD_MOUNT_OVERLAY) {
+			if (!extras->workspace_upper)
+				return isd_error(-EINVAL, "mounting the cow workspace %s: no session", m->source);
+			s->binds[i] = isd_workspace_new_overlay(m->source, extras->workspace_upper, extras->workspace_work);
+			if (s->binds[i] < 0)
+				return s->binds[i];
+			continue;
+		}
 		if (m->type != ISD_MOUNT_BIND)
 			continue;
 		s->binds[i] = isd_mount_clone_tree(AT_FDCWD, m->source, attrs, m->source);
@@ -254,7 +263,7 @@ static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec 
 		const struct isd_mount *m = order[k];
 		size_t i = (size_t)(m - spec->mounts);
 
-		if (m->type == ISD_MOUNT_BIND) {
+		if (m->type != ISD_MOUNT_TMPFS) {
 			struct stat st;
 			if (fstat(s->binds[i], &st) < 0) {
 				r = isd_error(-errno, "inspecting %s", m->source);
@@ -394,7 +403,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 		isd_userns_explain_failure(r);
 		goto out;
 	}
-	r = clone_sources(spec, &s);
+	r = clone_sources(spec, extras, &s);
 	if (r < 0)
 		goto out;
 	r = staging_dir(&staging);
@@ -435,6 +444,9 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	if (r < 0)
 		goto out;
 	r = setup_user_mounts(&b, spec, &s);
+	if (r < 0)
+		goto out;
+	r = isd_workspace_protect(&b, spec);
 	if (r < 0)
 		goto out;
 	r = place_file(&b, "/etc/hosts", extras->hosts);

@@ -30,9 +30,11 @@
 #include "isd/proxy.h"
 #include "isd/pty.h"
 #include "isd/seccomp.h"
+#include "isd/session.h"
 #include "isd/syscalls.h"
 #include "isd/userns.h"
 #include "isd/util.h"
+#include "isd/workspace.h"
 
 #include <fcntl.h>
 #include <linux/securebits.h>
@@ -496,6 +498,29 @@ static pid_t spawn_child(const struct isd_spec *spec, struct isd_cgroup *cg, boo
 	return (pid_t)pid;
 }
 
+/* The cow workspace's session: new, or the stopped one --session names.
+ * Its directory must not lie inside the project, which overlayfs refuses
+ * (and which would let the payload see its own upper layer). */
+static int open_session(const struct isd_spec *spec, struct isd_session *session)
+{
+	const char *ws = spec->workspace.path;
+	size_t n = strlen(ws);
+	int r;
+
+	r = spec->workspace.session ? isd_session_open(spec->workspace.session, true, session)
+				    : isd_session_create(ws, spec->argv, spec->workspace.keep, session);
+	if (r < 0)
+		return r;
+	if (!strncmp(session->dir, ws, n) && session->dir[n] == '/') {
+		r = isd_error(-EINVAL, "--workspace %s:cow: the session directory %s lies inside the workspace; "
+				       "set XDG_STATE_HOME outside it", ws, session->dir);
+		isd_session_remove(session);
+		isd_session_free(session);
+		return r;
+	}
+	return 0;
+}
+
 int isd_sandbox_run(const struct isd_spec *spec)
 {
 	struct isd_seccomp_program seccomp = {0};
@@ -512,6 +537,9 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	bool parent_failed = true, relay_failed = false;
 	struct isd_proxy *proxy = NULL;
 	struct isd_net_helper net_helper = {.pid = -1, .exit_fd = -1};
+	struct isd_session session = {.lock_fd = -1};
+	bool have_session = false;
+	_cleanup_free_ char *upper = NULL, *work = NULL;
 
 	isd_cgroup_init(&cg);
 	exit_code = ISD_EXIT_FAILURE;
@@ -524,6 +552,19 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	r = isd_spec_create_sources(spec);
 	if (r < 0)
 		goto out;
+	r = isd_workspace_prepare_host(spec);
+	if (r < 0)
+		goto out;
+	if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW) {
+		r = open_session(spec, &session);
+		if (r < 0)
+			goto out;
+		have_session = true;
+		upper = isd_session_upper(&session);
+		work = isd_session_work(&session);
+		args.extras.workspace_upper = upper;
+		args.extras.workspace_work = work;
+	}
 	r = isd_proxy_new(spec, &proxy);
 	if (r < 0)
 		goto out;
@@ -622,6 +663,10 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (cg.dirfd >= 0)
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
 out:
+	if (have_session) {
+		isd_session_finish(&session);
+		isd_session_free(&session);
+	}
 	isd_proxy_free(proxy);
 	isd_net_private_stop(&net_helper);
 	if (pty_master >= 0)

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "isd/spec.h"
 #include "isd/util.h"
+#include "isd/workspace.h"
 
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -30,6 +31,7 @@ void isd_spec_free(struct isd_spec *spec)
 	isd_strv_free(spec->origins);
 	free(spec->agent);
 	free(spec->mounts);
+	isd_workspace_free(&spec->workspace);
 	free(spec->workdir);
 	free(spec->hostname);
 	free(spec->seccomp);
@@ -276,7 +278,7 @@ static json_object *mount_json(const struct isd_mount *m)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "type", json_object_new_string(m->type == ISD_MOUNT_BIND ? "bind" : "tmpfs"));
+	json_object_object_add(o, "type", json_object_new_string(m->type == ISD_MOUNT_BIND ? "bind" : m->type == ISD_MOUNT_OVERLAY ? "overlay" : "tmpfs"));
 	if (m->source)
 		json_object_object_add(o, "source", json_object_new_string(m->source));
 	json_object_object_add(o, "destination", json_object_new_string(m->destination));
@@ -388,6 +390,22 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 	for (size_t i = 0; i < spec->n_mounts; i++)
 		json_object_array_add(mounts, mount_json(&spec->mounts[i]));
 	json_object_object_add(root, "mounts", mounts);
+	if (spec->workspace.path) {
+		const struct isd_workspace *ws = &spec->workspace;
+		json_object *w = json_object_new_object();
+		json_object_object_add(w, "path", json_object_new_string(ws->path));
+		json_object_object_add(w, "mode", json_object_new_string(isd_workspace_mode_name(ws->mode)));
+		if (ws->mode == ISD_WORKSPACE_COW) {
+			json_object_object_add(w, "keep", json_object_new_boolean(ws->keep));
+			json_object_object_add(w, "session", ws->session ? json_object_new_string(ws->session) : NULL);
+		}
+		json_object_object_add(w, "masks", strv_json(ws->masks));
+		json_object_object_add(w, "unmasks", strv_json(ws->unmasks));
+		json_object_object_add(w, "masked", strv_json(ws->masked));
+		json_object_object_add(w, "git_readonly", strv_json(ws->git_readonly));
+		json_object_object_add(w, "git_pinned", json_object_new_boolean(ws->git_pin));
+		json_object_object_add(root, "workspace", w);
+	}
 
 	json_object_object_add(root, "proc", json_object_new_string(spec->pid_host ? "bind of the outer /proc, read-only" : "fresh procfs"));
 	json_object_object_add(root, "dev", json_object_new_string("isd tmpfs: null zero full random urandom tty, devpts, shm"));

@@ -16,6 +16,8 @@ struct isd_mount_extras {
 	const char *hosts;       /* content for /etc/hosts */
 	const char *resolv_conf; /* content for /etc/resolv.conf */
 	bool cgroup2;            /* mount the sandbox's own cgroup2 at /sys/fs/cgroup */
+	const char *workspace_upper; /* the cow workspace's session: overlay upper */
+	const char *workspace_work;  /* and work directories */
 };
 
 /* Builds the whole file system tree and pivots into it.  On return the

@@ -16,6 +16,7 @@
 enum isd_mount_type {
 	ISD_MOUNT_BIND,
 	ISD_MOUNT_TMPFS,
+	ISD_MOUNT_OVERLAY, /* the copy-on-write workspace: source is the lower layer */
 };
 
 struct isd_mount {
@@ -69,6 +70,27 @@ struct isd_limits {
 	char soft_options[160];
 };
 
+enum isd_workspace_mode {
+	ISD_WORKSPACE_RW,  /* a plain read-write bind */
+	ISD_WORKSPACE_RO,
+	ISD_WORKSPACE_COW, /* overlayfs over the project, changes kept in a session */
+};
+
+/* The project the payload works on (--workspace, --project), with what
+ * protects it.  Masks and the git metadata are resolved against the host's
+ * tree before the sandbox starts, so --print-spec shows what is covered. */
+struct isd_workspace {
+	char *path; /* absolute host path, the same path inside; NULL: none */
+	enum isd_workspace_mode mode;
+	bool keep;     /* --workspace-keep */
+	char *session; /* --session ID: re-enter a stopped cow session */
+	char **masks, **unmasks; /* --mask / --unmask patterns */
+	bool git_writable;
+	char **masked;       /* relative to path; directories end in "/" */
+	char **git_readonly; /* relative paths bound read-only onto themselves */
+	bool git_pin;        /* .git bound onto itself: cannot be renamed or replaced */
+};
+
 /* One line of a uid_map/gid_map. */
 struct isd_id_range {
 	uint32_t inside, outside, count;
@@ -83,6 +105,7 @@ struct isd_spec {
 
 	struct isd_mount *mounts;
 	size_t n_mounts;
+	struct isd_workspace workspace;
 
 	char *workdir;
 	char *hostname;

@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What a copy-on-write workspace costs, on this machine, in the same run:
+#  1. start-to-exit of `isd exec --workspace DIR:cow -- true` against
+#     DIR:rw on a 50 000-file project (the cow start also creates and
+#     removes a session, and walks the tree for masks when there are any);
+#  2. `isd diff` of a session with 100 changed files in that tree against
+#     `git status` on the same tree (the issue's target: under a second).
+# Prints medians and ratios; never asserts a time.
+#
+#   bench/workspace.sh [ISD_BINARY]      (needs hyperfine and git)
+set -eu
+ISD=${1:-$(dirname "$0")/../build/src/isd}
+RUNS=${RUNS:-60}
+FILES=${FILES:-50000}
+command -v hyperfine >/dev/null || { echo "bench: install hyperfine" >&2; exit 2; }
+command -v git >/dev/null || { echo "bench: install git" >&2; exit 2; }
+# Not under /tmp: the sandbox has its own /tmp, and the tree should live on
+# the file system a project would.
+scratch=$(mktemp -d "$HOME/.isd-bench.XXXXXX")
+trap 'chmod -R u+rwX "$scratch"; rm -rf "$scratch"' EXIT
+export XDG_STATE_HOME=$scratch/state
+P=$scratch/proj
+
+python3 - "$P" "$FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, f"d{i // 500:03d}", f"s{(i // 50) % 10}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"f{i}.c"), "w") as f:
+        f.write(f"int f{i}(void) {{ return {i}; }}\n" * 8)
+PY
+git -C "$P" init -q
+git -C "$P" config gc.auto 0 # no background repack while the tree is copied
+git -C "$P" add -A
+git -C "$P" -c user.name=b -c user.email=b@b commit -qm tree
+
+hyperfine -N --warmup 5 --runs "$RUNS" --export-json "$scratch/start.json" \
+	-n rw "$ISD exec --profile none --workspace $P:rw -- /bin/true" \
+	-n cow "$ISD exec --profile none --workspace $P:cow -- /bin/true" \
+	-n cow-masks "$ISD exec --profile none --workspace $P:cow --mask .env --mask *.pem --mask .aws/ -- /bin/true" >/dev/null
+
+# 100 changed files: 80 modified, 10 added, 10 deleted; made once in a cow
+# session of P and once directly in a copy G for git status to find.
+change='for i in $(seq 0 500 39999); do echo "/* changed */" >>"d$(printf %03d $((i / 500)))/s0/f$i.c"; done
+	for i in $(seq 1 10); do echo new >d000/s1/new$i.c; done
+	for i in $(seq 601 610); do rm d001/s2/f$i.c; done'
+G=$scratch/gitproj
+cp -a "$P" "$G"
+(cd "$G" && sh -c "$change")
+"$ISD" exec --profile none --workspace "$P:cow" -- sh -c "$change" 2>/dev/null
+id=$(ls "$XDG_STATE_HOME/isd/sessions")
+
+hyperfine -N --warmup 3 --runs 20 --export-json "$scratch/diff.json" \
+	-n "git status" "git -C $G status --porcelain" \
+	-n "isd diff" "$ISD diff $id" \
+	-n "isd diff --stat" "$ISD diff --stat $id" >/dev/null
+
+python3 - "$scratch/start.json" "$scratch/diff.json" "$FILES" <<'PY'
+import json, sys
+def load(p):
+    return {x["command"]: x["median"] * 1000 for x in json.load(open(p))["results"]}
+s, d, n = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
+for k, v in s.items():
+    print(f"start {k:10s} median {v:7.2f} ms")
+print(f"ratio cow/rw start (median): {s['cow'] / s['rw']:.2f}; with three masks walking {n} files: {s['cow-masks'] / s['rw']:.2f}")
+for k, v in d.items():
+    print(f"{k:16s} median {v:7.2f} ms")
+print(f"ratio isd diff / git status (median): {d['isd diff'] / d['git status']:.2f}  (100 changed files in {n})")
+PY

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * isd diff: what a copy-on-write session changed, as git prints it.  A
+ * program of its own (LIBEXECDIR/isd/isd-diff, run by `isd diff`) so that
+ * only it loads libgit2, whose diff machinery makes the hunks.
+ */
+#define _GNU_SOURCE
+#include "isd/session-changes.h"
+#include "isd/session.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <git2.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Bigger files are "Binary files ... differ" without being read. */
+#define MAX_DIFF_BYTES (64 << 20)
+
+enum format { PATCH, STAT, NAME_ONLY };
+
+struct stat_row {
+	char *name;
+	size_t adds, dels;
+	char *note; /* instead of counts: binary sizes, a deleted tree */
+};
+
+struct differ {
+	int project_fd, upper_fd;
+	enum format format;
+	struct stat_row *rows;
+	size_t nrows;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: isd diff [ID] [--stat|--name-only] [--] [PATH...]\n"
+	      "\n"
+	      "What a copy-on-write session (isd exec --workspace DIR:cow) changed in its\n"
+	      "project, as a unified diff in git's format (a/ and b/ are the project).  A\n"
+	      "deleted directory is one line with its file count unless PATHs select inside\n"
+	      "it.  Without ID: the latest session of the current directory's project.\n"
+	      "\n"
+	      "  --stat        a table of changed lines per file\n"
+	      "  --name-only   one path per line after its status: A added, D deleted,\n"
+	      "                M modified, T type changed (file, symlink, directory)\n",
+	      out);
+}
+
+/* Regular files, symlinks and everything else as git names them. */
+static unsigned git_mode(mode_t m)
+{
+	if (S_ISLNK(m))
+		return 0120000;
+	if (S_ISDIR(m))
+		return 040000 | (m & 07777);
+	return 0100000 | (m & 07777);
+}
+
+/* The bytes git compares: a file's content or a symlink's target. */
+static int read_side(int root, const char *path, mode_t mode, char **buf, size_t *len, bool *too_big)
+{
+	_cleanup_free_ char *parent = isd_xstrdup(path);
+	char *slash = strrchr(parent, '/');
+	const char *name = slash ? slash + 1 : parent;
+	_cleanup_close_ int pfd = -1, fd = -1;
+	struct stat st;
+
+	*buf = NULL;
+	*len = 0;
+	*too_big = false;
+	if (slash)
+		*slash = '\0';
+	pfd = slash ? isd_openat2(root, parent, O_PATH | O_DIRECTORY | O_CLOEXEC,
+				  RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+		    : openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (S_ISLNK(mode)) {
+		char target[PATH_MAX + 1];
+		ssize_t n = readlinkat(pfd, name, target, sizeof(target));
+
+		if (n < 0)
+			return -errno;
+		*buf = isd_xmalloc((size_t)n + 1);
+		memcpy(*buf, target, (size_t)n);
+		*len = (size_t)n;
+		return 0;
+	}
+	if (!S_ISREG(mode))
+		return 0;
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* Unreadable (chmod 000): "Binary files ... differ" as for a
+		 * file too big to read. */
+		*too_big = true;
+		*len = (size_t)st.st_size;
+		return 0;
+	}
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size > MAX_DIFF_BYTES) {
+		*too_big = true;
+		*len = (size_t)st.st_size;
+		return 0;
+	}
+	{
+		size_t cap = (size_t)st.st_size + 1, got = 0;
+		char *b = isd_xmalloc(cap);
+
+		for (;;) {
+			ssize_t n;
+
+			if (got == cap)
+				b = isd_xrealloc(b, cap *= 2);
+			n = read(fd, b + got, cap - got);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				int r = -errno;
+				free(b);
+				return r;
+			}
+			if (n == 0)
+				break;
+			got += (size_t)n;
+		}
+		*buf = b;
+		*len = got;
+	}
+	return 0;
+}
+
+static void add_row(struct differ *d, const char *path, const char *suffix, size_t adds, size_t dels, char *note)
+{
+	d->rows = isd_xrealloc(d->rows, (d->nrows + 1) * sizeof(*d->rows));
+	d->rows[d->nrows++] = (struct stat_row){
+		.name = isd_quote_path(path, suffix),
+		.adds = adds,
+		.dels = dels,
+		.note = note,
+	};
+}
+
+/* One side (old_mode 0: added; new_mode 0: deleted) or both of a file. */
+static int file_patch(struct differ *d, const char *path, mode_t old_mode, mode_t new_mode)
+{
+	_cleanup_free_ char *old_buf = NULL, *new_buf = NULL;
+	size_t old_len = 0, new_len = 0, adds = 0, dels = 0;
+	bool old_big = false, new_big = false;
+	git_diff_options opts;
+	git_patch *patch = NULL;
+	git_buf out = {0};
+	git_diff_delta *delta;
+	int r;
+
+	if (old_mode && (r = read_side(d->project_fd, path, old_mode, &old_buf, &old_len, &old_big)) < 0)
+		return isd_error(r, "reading %s in the project", path);
+	if (new_mode && (r = read_side(d->upper_fd, path, new_mode, &new_buf, &new_len, &new_big)) < 0)
+		return isd_error(r, "reading %s in the session's upper layer", path);
+	if (old_big || new_big) {
+		_cleanup_free_ char *a = isd_quote_path("a/", path), *b = isd_quote_path("b/", path);
+
+		if (d->format == STAT)
+			add_row(d, "", path, 0, 0, isd_xasprintf("Bin %zu -> %zu bytes", old_len, new_len));
+		else
+			printf("diff --git %s %s\nBinary files %s and %s differ\n", a, b, old_mode ? a : "/dev/null",
+			       new_mode ? b : "/dev/null");
+		return 0;
+	}
+	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+	/* NULL is "no file" to libgit2, an empty buffer an empty file. */
+	if (old_mode && !old_buf)
+		old_buf = isd_xstrdup("");
+	if (new_mode && !new_buf)
+		new_buf = isd_xstrdup("");
+	if (git_patch_from_buffers(&patch, old_buf, old_len, old_mode ? path : NULL, new_buf, new_len,
+				   new_mode ? path : NULL, &opts) < 0)
+		return isd_error(0, "diffing %s: %s", path, git_error_last() ? git_error_last()->message : "libgit2 failed");
+	/* libgit2 takes every buffer for a 100644 blob. */
+	delta = (git_diff_delta *)git_patch_get_delta(patch);
+	delta->old_file.mode = (uint16_t)(old_mode ? git_mode(old_mode) : 0);
+	delta->new_file.mode = (uint16_t)(new_mode ? git_mode(new_mode) : 0);
+	if (d->format == STAT) {
+		if (delta->flags & GIT_DIFF_FLAG_BINARY)
+			add_row(d, "", path, 0, 0, isd_xasprintf("Bin %zu -> %zu bytes", old_len, new_len));
+		else {
+			git_patch_line_stats(NULL, &adds, &dels, patch);
+			add_row(d, "", path, adds, dels, NULL);
+		}
+	} else if (git_patch_to_buf(&out, patch) == 0) {
+		fwrite(out.ptr, 1, out.size, stdout);
+		git_buf_dispose(&out);
+	}
+	git_patch_free(patch);
+	return 0;
+}
+
+static void mode_header(struct differ *d, const char *path, mode_t old_mode, mode_t new_mode)
+{
+	_cleanup_free_ char *a = isd_quote_path("a/", path), *b = isd_quote_path("b/", path);
+
+	if (d->format == STAT)
+		add_row(d, "", path, 0, 0, NULL);
+	else
+		printf("diff --git %s %s\nold mode %06o\nnew mode %06o\n", a, b, git_mode(old_mode), git_mode(new_mode));
+}
+
+static void tree_line(struct differ *d, const struct isd_change *e)
+{
+	_cleanup_free_ char *q = isd_quote_path(e->path, "/");
+	uint64_t n = e->tree_files;
+
+	if (d->format == STAT)
+		add_row(d, e->path, "/", 0, 0,
+			isd_xasprintf("deleted tree of %llu file%s", (unsigned long long)n, n == 1 ? "" : "s"));
+	else
+		printf("deleted tree %s (%llu file%s)\n", q, (unsigned long long)n, n == 1 ? "" : "s");
+}
+
+static bool holds_entries(const struct isd_changes *c, size_t i)
+{
+	size_t n = strlen(c->v[i].path);
+
+	return i + 1 < c->n && !strncmp(c->v[i + 1].path, c->v[i].path, n) && c->v[i + 1].path[n] == '/';
+}
+
+static void name_line(const struct isd_change *e, bool dir)
+{
+	_cleanup_free_ char *q = isd_quote_path(e->path, dir ? "/" : "");
+
+	printf("%c\t%s\n", (char)e->status, q);
+}
+
+static int show_sides(struct differ *d, const struct isd_changes *c, size_t i)
+{
+	const struct isd_change *e = &c->v[i];
+	bool old_dir = S_ISDIR(e->old_mode), new_dir = S_ISDIR(e->new_mode);
+	int r;
+
+	if (e->old_mode) {
+		if (old_dir)
+			tree_line(d, e);
+		else if ((r = file_patch(d, e->path, e->old_mode, 0)) < 0)
+			return r;
+	}
+	if (e->new_mode) {
+		if (!new_dir)
+			return file_patch(d, e->path, 0, e->new_mode);
+		if (!holds_entries(c, i)) {
+			_cleanup_free_ char *q = isd_quote_path(e->path, "/");
+			if (d->format == STAT)
+				add_row(d, e->path, "/", 0, 0, isd_xstrdup("new empty directory"));
+			else
+				printf("new empty directory %s\n", q);
+		}
+	}
+	return 0;
+}
+
+static int show(struct differ *d, const struct isd_changes *c, size_t i)
+{
+	const struct isd_change *e = &c->v[i];
+	size_t before = d->nrows;
+	int r;
+
+	if (d->format == NAME_ONLY) {
+		if (!(e->status == ISD_CHANGE_ADDED && S_ISDIR(e->new_mode) && holds_entries(c, i)))
+			name_line(e, S_ISDIR(e->old_mode) || S_ISDIR(e->new_mode));
+		return 0;
+	}
+	if (e->status == ISD_CHANGE_MODIFIED) {
+		if (e->content)
+			return file_patch(d, e->path, e->old_mode, e->new_mode);
+		mode_header(d, e->path, e->old_mode, e->new_mode);
+		return 0;
+	}
+	/* Deleted, added or both: a type change is two patches, as git
+	 * prints it, but one line of --stat. */
+	r = show_sides(d, c, i);
+	if (r == 0 && d->nrows == before + 2) {
+		struct stat_row *a = &d->rows[before], *b = &d->rows[before + 1];
+
+		a->adds += b->adds;
+		a->dels += b->dels;
+		if (!a->note && b->note)
+			a->note = isd_steal_ptr(b->note);
+		free(b->name);
+		free(b->note);
+		d->nrows--;
+	}
+	return r;
+}
+
+static size_t digits(size_t n)
+{
+	size_t k = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		k++;
+	}
+	return k;
+}
+
+/* git's --stat: name | count and a +/- bar scaled to fit 80 columns. */
+static void print_stat(struct differ *d)
+{
+	size_t name_w = 0, max_changes = 0, adds = 0, dels = 0, files = 0, num_w, bar_w;
+
+	for (size_t i = 0; i < d->nrows; i++) {
+		size_t len = strlen(d->rows[i].name);
+
+		if (len > name_w)
+			name_w = len;
+		if (!d->rows[i].note && d->rows[i].adds + d->rows[i].dels > max_changes)
+			max_changes = d->rows[i].adds + d->rows[i].dels;
+	}
+	if (name_w > 50)
+		name_w = 50;
+	num_w = digits(max_changes);
+	bar_w = 80 > name_w + num_w + 6 ? 80 - name_w - num_w - 6 : 10;
+	for (size_t i = 0; i < d->nrows; i++) {
+		struct stat_row *row = &d->rows[i];
+		size_t total = row->adds + row->dels, a = row->adds, x = row->dels;
+
+		files++;
+		adds += row->adds;
+		dels += row->dels;
+		if (row->note) {
+			printf(" %-*s | %s\n", (int)name_w, row->name, row->note);
+			continue;
+		}
+		if (max_changes > bar_w) {
+			a = (row->adds * bar_w + max_changes - 1) / max_changes;
+			x = (row->dels * bar_w + max_changes - 1) / max_changes;
+		}
+		printf(" %-*s | %*zu%s", (int)name_w, row->name, (int)num_w, total, a + x ? " " : "");
+		for (size_t k = 0; k < a; k++)
+			putchar('+');
+		for (size_t k = 0; k < x; k++)
+			putchar('-');
+		putchar('\n');
+	}
+	if (files)
+		printf(" %zu file%s changed, %zu insertion%s(+), %zu deletion%s(-)\n", files, files == 1 ? "" : "s", adds,
+		       adds == 1 ? "" : "s", dels, dels == 1 ? "" : "s");
+	for (size_t i = 0; i < d->nrows; i++) {
+		free(d->rows[i].name);
+		free(d->rows[i].note);
+	}
+	free(d->rows);
+}
+
+static int run(struct isd_session *s, char **paths, enum format format)
+{
+	_cleanup_free_ char *upper = isd_session_upper(s), *cwd = getcwd(NULL, 0);
+	_cleanup_strv_ char **rel = NULL;
+	struct differ d = {.format = format, .project_fd = -1, .upper_fd = -1};
+	struct isd_changes all, sel;
+	int r;
+
+	d.project_fd = open(s->project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d.project_fd < 0)
+		return isd_error(-errno, "opening the project %s of session %s", s->project, s->id);
+	d.upper_fd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d.upper_fd < 0) {
+		r = isd_error(-errno, "opening %s", upper);
+		goto out;
+	}
+	for (size_t i = 0; paths && paths[i]; i++) {
+		char *p;
+
+		if ((r = isd_project_relative(s->project, cwd, paths[i], &p)) < 0)
+			goto out;
+		isd_strv_push(&rel, p);
+	}
+	if ((r = isd_changes_collect(d.project_fd, d.upper_fd, &all)) < 0)
+		goto out;
+	r = isd_changes_select(d.project_fd, &all, rel, rel != NULL, &sel);
+	isd_changes_free(&all);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < sel.n && r == 0; i++)
+		r = show(&d, &sel, i);
+	isd_changes_free(&sel);
+	if (format == STAT)
+		print_stat(&d);
+out:
+	close(d.project_fd);
+	if (d.upper_fd >= 0)
+		close(d.upper_fd);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	_cleanup_strv_ char **operands = NULL;
+	enum format format = PATCH;
+	struct isd_session s;
+	bool consumed = false, dashdash = false, id_allowed = true;
+	int r;
+
+	/* Run as `isd diff ...`: argv[1] is "diff". */
+	for (int i = 2; i < argc; i++) {
+		if (!dashdash && !strcmp(argv[i], "--"))
+			dashdash = true;
+		else if (!dashdash && !strcmp(argv[i], "--stat"))
+			format = STAT;
+		else if (!dashdash && (!strcmp(argv[i], "--name-only") || !strcmp(argv[i], "--name-status")))
+			format = NAME_ONLY;
+		else if (!dashdash && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
+			usage(stdout);
+			return 0;
+		} else if (!dashdash && argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "isd: diff: unknown option %s\n", argv[i]);
+			usage(stderr);
+			return ISD_EXIT_FAILURE;
+		} else {
+			/* After "--" there are only PATHs. */
+			if (!operands && dashdash)
+				id_allowed = false;
+			isd_strv_push(&operands, isd_xstrdup(argv[i]));
+		}
+	}
+	git_libgit2_init();
+	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, false, &s, &consumed);
+	if (r == 0) {
+		r = run(&s, operands ? operands + consumed : NULL, format);
+		isd_session_free(&s);
+	}
+	git_libgit2_shutdown();
+	fflush(stdout);
+	if (r < 0) {
+		isd_error_print("diff failed");
+		return ISD_EXIT_FAILURE;
+	}
+	return 0;
+}

@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
+#include "isd/workspace.h"
+#include "isd/mount-fs.h"
+#include "isd/session.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* One mount per masked path: a pattern that matches half the tree is a
+ * mistake, and the kernel's mount limit would end the sandbox anyway. */
+#define MAX_MASKED 4096
+/* Deeper trees are not projects; the bound keeps the walk's fds finite. */
+#define MAX_DEPTH 128
+
+static const char *const mode_names[] = {
+	[ISD_WORKSPACE_RW] = "rw",
+	[ISD_WORKSPACE_RO] = "ro",
+	[ISD_WORKSPACE_COW] = "cow",
+};
+
+const char *isd_workspace_mode_name(enum isd_workspace_mode mode)
+{
+	return mode_names[mode];
+}
+
+int isd_workspace_parse(const char *arg, const char *cwd, char **path, enum isd_workspace_mode *mode)
+{
+	_cleanup_free_ char *dir = isd_xstrdup(arg);
+	char *colon = strrchr(dir, ':');
+
+	*mode = ISD_WORKSPACE_RW;
+	if (colon) {
+		size_t i;
+		for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+			if (!strcmp(colon + 1, mode_names[i]))
+				break;
+		if (i == sizeof(mode_names) / sizeof(mode_names[0]))
+			return isd_error(0, "--workspace %s: unknown mode \"%s\"; use DIR:rw, DIR:ro or DIR:cow", arg,
+					 colon + 1);
+		*mode = (enum isd_workspace_mode)i;
+		*colon = '\0';
+	}
+	if (!dir[0])
+		return isd_error(0, "--workspace %s: the directory is missing; use DIR[:rw|ro|cow]", arg);
+	if (dir[0] == '/' || !cwd)
+		*path = isd_xstrdup(dir);
+	else
+		*path = isd_xasprintf("%s/%s", cwd, dir);
+	return 0;
+}
+
+/* A --mask pattern, taken apart once: the walk matches every name in the
+ * tree against every pattern, and most patterns (".env", "*.pem") need no
+ * fnmatch at all. */
+struct mask_pattern {
+	char *text;    /* without a trailing "/" and leading any-depth "**<slash>" */
+	bool dir_only; /* it ended in "/" */
+	bool anchored; /* it has a "/": matched against the path from the root */
+	enum { MATCH_EXACT, MATCH_SUFFIX, MATCH_PREFIX, MATCH_GLOB } kind;
+	size_t len;
+};
+
+static bool is_literal(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strchr("*?[\\", s[i]))
+			return false;
+	return true;
+}
+
+static void compile_mask(const char *pattern, struct mask_pattern *m)
+{
+	char *t = isd_xstrdup(pattern);
+	size_t n = strlen(t);
+
+	*m = (struct mask_pattern){0};
+	if (n && t[n - 1] == '/') {
+		m->dir_only = true;
+		t[--n] = '\0';
+	}
+	/* "**<slash>x" is git's spelling of "x at any depth". */
+	while (!strncmp(t, "**/", 3)) {
+		memmove(t, t + 3, n - 2);
+		n -= 3;
+	}
+	m->anchored = strchr(t, '/') != NULL;
+	if (t[0] == '/')
+		memmove(t, t + 1, n--);
+	m->text = t;
+	m->len = n;
+	m->kind = MATCH_GLOB;
+	if (m->anchored)
+		return;
+	if (is_literal(t, n))
+		m->kind = MATCH_EXACT;
+	else if (n > 1 && t[0] == '*' && is_literal(t + 1, n - 1))
+		m->kind = MATCH_SUFFIX;
+	else if (n > 1 && t[n - 1] == '*' && is_literal(t, n - 1))
+		m->kind = MATCH_PREFIX;
+}
+
+static bool match_mask(const struct mask_pattern *m, const char *relpath, const char *name, bool is_dir)
+{
+	size_t n;
+
+	if (m->dir_only && !is_dir)
+		return false;
+	if (m->anchored)
+		return fnmatch(m->text, relpath, FNM_PATHNAME) == 0;
+	switch (m->kind) {
+	case MATCH_EXACT:
+		return !strcmp(name, m->text);
+	case MATCH_SUFFIX:
+		n = strlen(name);
+		return n >= m->len - 1 && !memcmp(name + n - (m->len - 1), m->text + 1, m->len - 1);
+	case MATCH_PREFIX:
+		return !strncmp(name, m->text, m->len - 1);
+	default:
+		return fnmatch(m->text, name, 0) == 0;
+	}
+}
+
+bool isd_workspace_mask_matches(const char *pattern, const char *relpath, bool is_dir)
+{
+	struct mask_pattern m;
+	const char *base = strrchr(relpath, '/');
+	bool r;
+
+	compile_mask(pattern, &m);
+	r = match_mask(&m, relpath, base ? base + 1 : relpath, is_dir);
+	free(m.text);
+	return r;
+}
+
+/* The workspace (--workspace, --project, --session) as a mount: the
+ * project at its own path, also the working directory.  Refuses
+ * directories that would hand over the whole home.  1 when there is a
+ * workspace, 0 when none. */
+int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struct isd_mount *out)
+{
+	struct isd_workspace *ws = &spec->workspace;
+	_cleanup_free_ char *home = realpath(caller_home, NULL), *path = NULL;
+	struct isd_mount m = {.type = ISD_MOUNT_BIND};
+	size_t n;
+
+	if (ws->session) {
+		struct isd_session s;
+		int r = isd_session_open(ws->session, false, &s);
+		if (r < 0)
+			return r;
+		path = ws->path ? realpath(ws->path, NULL) : NULL;
+		if (path && strcmp(path, s.project)) {
+			r = isd_error(0, "--session %s: the session belongs to %s, not to the workspace %s", ws->session,
+				      s.project, path);
+			isd_session_free(&s);
+			return r;
+		}
+		free(ws->path);
+		ws->path = isd_xstrdup(s.project);
+		ws->mode = ISD_WORKSPACE_COW;
+		isd_session_free(&s);
+		free(path);
+	}
+	if (!ws->path) {
+		if (ws->keep)
+			return isd_error(0, "--workspace-keep: there is no workspace; add --workspace DIR:cow");
+		return 0;
+	}
+	if (ws->mode != ISD_WORKSPACE_COW && ws->keep)
+		return isd_error(0, "--workspace-keep: the workspace %s is %s; sessions are kept for DIR:cow", ws->path,
+				 isd_workspace_mode_name(ws->mode));
+	path = realpath(ws->path, NULL);
+	if (!path)
+		return isd_error(-errno, "--workspace %s", ws->path);
+	n = strlen(path);
+	if (home && (!strcmp(path, "/") || (!strncmp(home, path, n) && (home[n] == '/' || !home[n]))))
+		return isd_error(0, "the workspace %s: that is your home directory or one of its parents; run isd from inside a project directory (or use --profile none)",
+				 path);
+	free(ws->path);
+	ws->path = isd_xstrdup(path);
+	/* Copy-up keeps a file's owner, which must exist in the sandbox: with
+	 * the usual single-id map, only the caller's own files can change. */
+	if (ws->mode == ISD_WORKSPACE_COW && !spec->n_uid_ranges) {
+		struct stat st;
+		if (stat(path, &st) == 0 && (st.st_uid != spec->host_uid || st.st_gid != spec->host_gid))
+			isd_warn("--workspace %s:cow: the directory belongs to %u:%u, not to you (%u:%u); what is not "
+				 "yours cannot be changed inside (EOVERFLOW); --workspace %s:rw binds it instead",
+				 path, (unsigned)st.st_uid, (unsigned)st.st_gid, spec->host_uid, spec->host_gid, path);
+	}
+	m.type = ws->mode == ISD_WORKSPACE_COW ? ISD_MOUNT_OVERLAY : ISD_MOUNT_BIND;
+	m.readonly = ws->mode == ISD_WORKSPACE_RO;
+	m.source = isd_xstrdup(path);
+	m.destination = isd_steal_ptr(path);
+	free(spec->workdir);
+	spec->workdir = isd_xstrdup(m.destination);
+	*out = m;
+	return 1;
+}
+
+struct mask_walk {
+	struct mask_pattern *masks, *unmasks;
+	size_t n_masks, n_unmasks;
+	char **found;
+	size_t n_found;
+	const char *root;
+	char path[PATH_MAX]; /* of the entry being looked at, from the root */
+};
+
+static bool matches_any(const struct mask_pattern *p, size_t n, const char *rel, const char *name, bool is_dir)
+{
+	for (size_t i = 0; i < n; i++)
+		if (match_mask(&p[i], rel, name, is_dir))
+			return true;
+	return false;
+}
+
+/* getdents' d_type avoids a stat per entry, which is what keeps this walk
+ * cheap enough to run at every start on a large tree.  rel_len is the
+ * length of this directory's path in w->path. */
+static int walk_masks(struct mask_walk *w, int dirfd, size_t rel_len, unsigned depth)
+{
+	DIR *d;
+	struct dirent *e;
+	int r = 0;
+
+	if (depth > MAX_DEPTH)
+		return 0;
+	d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	while (r == 0 && (e = readdir(d))) {
+		size_t name_len = strlen(e->d_name), len;
+		unsigned char type = e->d_type;
+		bool is_dir, dirlike;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (rel_len + name_len + 3 > sizeof(w->path))
+			continue;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		}
+		is_dir = type == DT_DIR;
+		/* A link matches as what it names: the mount covers its target. */
+		dirlike = is_dir || type == DT_LNK;
+		len = rel_len;
+		if (len)
+			w->path[len++] = '/';
+		memcpy(w->path + len, e->d_name, name_len + 1);
+		len += name_len;
+		if (matches_any(w->masks, w->n_masks, w->path, e->d_name, dirlike) &&
+		    !matches_any(w->unmasks, w->n_unmasks, w->path, e->d_name, dirlike)) {
+			if (w->n_found == MAX_MASKED) {
+				r = isd_error(-E2BIG, "masking files in %s: more than %d paths match the --mask patterns; "
+						      "narrow them or add --unmask", w->root, MAX_MASKED);
+				break;
+			}
+			isd_strv_push(&w->found, is_dir ? isd_xasprintf("%s/", w->path) : isd_xstrdup(w->path));
+			w->n_found++;
+			continue;
+		}
+		/* The git metadata has its own protection, and its object store
+		 * is the largest tree in most projects. */
+		if (is_dir && !(depth == 0 && !strcmp(e->d_name, ".git"))) {
+			int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				r = walk_masks(w, sub, len, depth + 1);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+static struct mask_pattern *compile_all(char *const *patterns, size_t *n)
+{
+	struct mask_pattern *p;
+
+	*n = isd_strv_len(patterns);
+	p = isd_xcalloc(*n ? *n : 1, sizeof(*p));
+	for (size_t i = 0; i < *n; i++)
+		compile_mask(patterns[i], &p[i]);
+	return p;
+}
+
+static void free_all(struct mask_pattern *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i].text);
+	free(p);
+}
+
+static int resolve_masks(struct isd_workspace *ws)
+{
+	struct mask_walk *w;
+	int fd, r;
+
+	if (!ws->masks)
+		return 0;
+	fd = open(ws->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return isd_error(-errno, "opening the workspace %s to apply the masks", ws->path);
+	w = isd_xcalloc(1, sizeof(*w));
+	w->root = ws->path;
+	w->masks = compile_all(ws->masks, &w->n_masks);
+	w->unmasks = compile_all(ws->unmasks, &w->n_unmasks);
+	r = walk_masks(w, fd, 0, 0);
+	if (r < 0)
+		isd_strv_free(w->found);
+	else
+		ws->masked = w->found;
+	free_all(w->masks, w->n_masks);
+	free_all(w->unmasks, w->n_unmasks);
+	free(w);
+	return r;
+}
+
+/* What the agent could use to run code later on the host: hooks, and the
+ * config that names hooks, filters and aliases.  .git itself is pinned so
+ * that it cannot be renamed away and replaced by a writable copy. */
+static void resolve_git(struct isd_workspace *ws)
+{
+	static const char *const protected[] = {".git/config", ".git/config.worktree", NULL};
+	_cleanup_close_ int dir = -1;
+	struct stat st;
+
+	if (ws->git_writable || ws->mode == ISD_WORKSPACE_RO)
+		return;
+	dir = open(ws->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0 || fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	if (S_ISREG(st.st_mode)) {
+		/* A worktree's or submodule's pointer to its git directory. */
+		isd_strv_push(&ws->git_readonly, isd_xstrdup(".git"));
+		return;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return;
+	ws->git_pin = true;
+	isd_strv_push(&ws->git_readonly, isd_xstrdup(".git/hooks/"));
+	for (size_t i = 0; protected[i]; i++)
+		if (fstatat(dir, protected[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			isd_strv_push(&ws->git_readonly, isd_xstrdup(protected[i]));
+}
+
+int isd_workspace_resolve(struct isd_spec *spec)
+{
+	struct isd_workspace *ws = &spec->workspace;
+	int r;
+
+	if (!ws->path) {
+		if (ws->masks)
+			return isd_error(0, "--mask %s: masks apply to a workspace; add --workspace DIR[:rw|ro|cow]",
+					 ws->masks[0]);
+		return 0;
+	}
+	r = resolve_masks(ws);
+	if (r < 0)
+		return r;
+	resolve_git(ws);
+	return 0;
+}
+
+int isd_workspace_prepare_host(const struct isd_spec *spec)
+{
+	const struct isd_workspace *ws = &spec->workspace;
+	_cleanup_close_ int git = -1;
+
+	if (!ws->git_pin)
+		return 0;
+	git = open(ws->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (git < 0)
+		return isd_error(-errno, "opening the workspace %s", ws->path);
+	/* git init creates it too; it must exist to be covered. */
+	if (mkdirat(git, ".git/hooks", 0755) < 0 && errno != EEXIST)
+		return isd_error(-errno, "creating %s/.git/hooks to protect it (or use --git-writable)", ws->path);
+	return 0;
+}
+
+int isd_workspace_new_overlay(const char *lower, const char *upper, const char *work)
+{
+	/* userxattr: the only way for an unprivileged overlay to record
+	 * whiteouts' opaque directories (trusted.* needs the host's root). */
+	const char *opts[] = {"lowerdir", lower, "upperdir", upper, "workdir", work, "userxattr", NULL, NULL};
+	int fd = isd_mount_new_fs("overlay", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the cow workspace");
+
+	if (fd == -EPERM || fd == -EINVAL || fd == -ENODEV)
+		isd_error_hint("a cow workspace needs overlayfs in a user namespace (Linux 5.11 or newer) and "
+			       "$XDG_STATE_HOME on a file system overlayfs can write to (ext4, xfs, btrfs, tmpfs); "
+			       "or use --workspace %s:rw", lower);
+	return fd;
+}
+
+/* Empty read-only stand-ins, made once in the generated-files tmpfs. */
+static int mask_source(struct isd_mount_builder *b, bool is_dir)
+{
+	const char *name = is_dir ? "mask-dir" : "mask-file";
+	struct stat st;
+	int fd;
+
+	if (fstatat(b->generated, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		int r = is_dir ? mkdirat(b->generated, name, 0555) : isd_write_file_at(b->generated, name, "", O_CREAT | O_EXCL, 0444);
+		if (r < 0)
+			return isd_error(is_dir ? -errno : r, "creating the empty stand-in for masked files");
+	}
+	fd = isd_open_tree(b->generated, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fd < 0)
+		return isd_error(-errno, "preparing the empty stand-in for masked files");
+	{
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+						      MOUNT_ATTR_NOEXEC};
+		if (isd_mount_setattr(fd, "", AT_EMPTY_PATH, &attr) < 0) {
+			int r = isd_error(-errno, "restricting the stand-in for masked files");
+			close(fd);
+			return r;
+		}
+	}
+	return fd;
+}
+
+static int cover(struct isd_mount_builder *b, const char *ws, const char *rel, bool masked)
+{
+	_cleanup_free_ char *path = isd_xasprintf("%s/%s", ws, rel);
+	size_t n = strlen(path);
+	bool is_dir = path[n - 1] == '/';
+	_cleanup_close_ int target = -1, src = -1;
+	struct stat st;
+
+	if (is_dir)
+		path[n - 1] = '\0';
+	target = isd_mount_resolve_create(b, path, is_dir ? ISD_NODE_DIR : ISD_NODE_FILE, false);
+	if (target < 0) {
+		/* Gone since the walk, or a link to nowhere: nothing to hide. */
+		if (target == -ENOENT) {
+			isd_error_clear();
+			return 0;
+		}
+		return target;
+	}
+	if (fstat(target, &st) < 0)
+		return isd_error(-errno, "inspecting %s", path);
+	if (masked) {
+		src = mask_source(b, S_ISDIR(st.st_mode));
+	} else {
+		src = isd_mount_clone_tree(target, "", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, path);
+	}
+	if (src < 0)
+		return src;
+	return isd_mount_attach(src, target, path);
+}
+
+int isd_workspace_protect(struct isd_mount_builder *b, const struct isd_spec *spec)
+{
+	const struct isd_workspace *ws = &spec->workspace;
+	int r;
+
+	if (!ws->path)
+		return 0;
+	if (ws->git_pin) {
+		/* A mount point cannot be renamed, removed or replaced. */
+		_cleanup_free_ char *git = isd_xasprintf("%s/.git", ws->path);
+		_cleanup_close_ int target = isd_mount_resolve_create(b, git, ISD_NODE_DIR, false);
+		_cleanup_close_ int src = -1;
+		if (target < 0)
+			return target;
+		src = isd_mount_clone_tree(target, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, git);
+		if (src < 0)
+			return src;
+		r = isd_mount_attach(src, target, git);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; ws->git_readonly && ws->git_readonly[i]; i++) {
+		r = cover(b, ws->path, ws->git_readonly[i], false);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; ws->masked && ws->masked[i]; i++) {
+		r = cover(b, ws->path, ws->masked[i], true);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+void isd_workspace_free(struct isd_workspace *ws)
+{
+	free(ws->path);
+	free(ws->session);
+	isd_strv_free(ws->masks);
+	isd_strv_free(ws->unmasks);
+	isd_strv_free(ws->masked);
+	isd_strv_free(ws->git_readonly);
+	memset(ws, 0, sizeof(*ws));
+}

@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# isd diff, apply, discard and session list on the sessions that
+# `isd exec --workspace DIR:cow` leaves.  (The workspace itself as the
+# sandbox sees it: workspace.sh.)
+
+# A project with one of everything a change can touch.
+make_project() {
+	P=$T/proj
+	mkdir -p "$P/d" "$P/big"
+	printf 'one\ntwo\nthree\n' >"$P/a.txt"
+	echo bye >"$P/gone.txt"
+	echo keep >"$P/keep.txt"
+	printf '#!/bin/sh\necho run\n' >"$P/run.sh"
+	chmod 755 "$P/run.sh"
+	echo plain >"$P/plain.sh"
+	echo f >"$P/d/f"
+	for i in $(seq 50); do echo "$i" >"$P/big/$i"; done
+	ln -s a.txt "$P/link"
+	ln -s a.txt "$P/tofile"
+	export XDG_STATE_HOME=$T/state
+	# A session starts at a coarse clock tick: a file changed within the
+	# tick before it counts as changed during it.
+	sleep 0.05
+}
+
+# Everything apply must reproduce: paths, types, modes, link targets and
+# contents (run in the directory to digest).
+DIGEST='{ find . -printf "%p %y %m %l\n" | LC_ALL=C sort; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum; } | sha256sum'
+
+tree_digest() {
+	(cd "$1" && sh -c "$DIGEST")
+}
+
+sessions() {
+	ls "$XDG_STATE_HOME/isd/sessions" 2>/dev/null | grep -v '^\.'
+}
+
+# Every kind of change, then the digest of what the sandbox sees.
+CHANGES='
+	printf "one\nTWO\nthree\n" >a.txt
+	rm gone.txt
+	chmod 644 run.sh
+	chmod 755 plain.sh
+	mv d d2
+	rm -rf big
+	ln -sfn gone.txt link
+	rm tofile && echo nowfile >tofile
+	ln -s a.txt newlink
+	echo s >"sp ace"
+	echo n >"$(printf "new\nline")"
+	echo c >"$(printf "caf\351")"
+	exec 3<>keep.txt
+	mkdir emptydir
+'
+
+# Runs CHANGES in a cow session of $P: $id is the session, $inside the
+# digest of the sandbox's view.
+cow_changes() {
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c "$CHANGES
+		$DIGEST"
+	expect_rc 0 "the changes in the sandbox (stderr: $err)"
+	inside=$out
+	id=$(sessions)
+	[ -n "$id" ] || fail "no session kept"
+	expect_contains "$err" "session $id keeps 14 changes to $P: isd diff $id, isd apply $id, isd discard $id"
+}
+
+test_diff_lists_every_change() {
+	make_project
+	before=$(tree_digest "$P")
+	cow_changes
+	expect_eq "$(tree_digest "$P")" "$before" "the host project during the session"
+	run_isd diff "$id" --name-only
+	expect_rc 0 "diff --name-only"
+	expect_eq "$out" "$(printf '%s\n' 'M	a.txt' 'D	big/' 'A	"caf\351"' 'D	d/' 'A	d2/f' 'A	emptydir/' \
+		'D	gone.txt' 'M	link' 'A	"new\nline"' 'A	newlink' 'M	plain.sh' 'M	run.sh' 'A	sp ace' 'T	tofile')" \
+		"diff --name-only"
+	run_isd diff "$id"
+	expect_rc 0 "diff"
+	for want in 'deleted tree big/ (50 files)' 'deleted tree d/ (1 file)' \
+		"$(printf 'diff --git a/run.sh b/run.sh\nold mode 100755\nnew mode 100644')" \
+		"$(printf 'diff --git a/plain.sh b/plain.sh\nold mode 100644\nnew mode 100755')" \
+		"$(printf -- '-two\n+TWO')" \
+		"$(printf 'diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644')" \
+		"$(printf 'diff --git a/newlink b/newlink\nnew file mode 120000')" \
+		"$(printf -- '-a.txt\n\\ No newline at end of file\n+gone.txt\n\\ No newline at end of file')" \
+		"$(printf 'diff --git a/tofile b/tofile\ndeleted file mode 120000')" \
+		"$(printf 'diff --git a/tofile b/tofile\nnew file mode 100644')" \
+		'diff --git "a/new\nline" "b/new\nline"' '+++ "b/caf\351"' '+++ b/sp ace' 'new empty directory emptydir/'; do
+		expect_contains "$out" "$want" "diff"
+	done
+	expect_not_contains "$out" "big/1" "a deleted tree is one line"
+	expect_not_contains "$out" "keep.txt" "a copy-up without change"
+	# PATHs inside a deleted tree show its files; from a subdirectory, no ID.
+	mkdir "$P/sub"
+	(cd "$P/sub" && "$ISD" diff -- ../big/7 ../a.txt) >"$T/out" 2>"$T/err" || fail "diff from a subdirectory: $(cat "$T/err")"
+	out=$(cat "$T/out")
+	expect_contains "$out" "$(printf 'diff --git a/big/7 b/big/7\ndeleted file mode 100644')" "diff PATH in a tree"
+	expect_contains "$out" "+TWO" "diff PATH"
+	expect_not_contains "$out" "run.sh" "diff PATH selects"
+	rmdir "$P/sub"
+	run_isd diff "$id" --stat
+	expect_contains "$out" " a.txt " "--stat"
+	expect_contains "$out" "| 2 +-" "--stat"
+	expect_contains "$out" "14 files changed" "--stat"
+	# The whole patch is git's: git apply turns a copy into the sandbox's
+	# view (but for the empty directory, which git cannot carry).
+	command -v git >/dev/null || return 0
+	cp -a "$P" "$T/copy"
+	run_isd diff "$id" -- .
+	printf '%s\n' "$out" >"$T/patch"
+	(cd "$T/copy" && git apply "$T/patch") || fail "git apply of isd diff failed"
+	mkdir "$T/copy/emptydir"
+	expect_eq "$(tree_digest "$T/copy")" "$inside" "git apply of isd diff"
+}
+
+test_apply_makes_host_equal_sandbox() {
+	make_project
+	cow_changes
+	run_isd apply "$id"
+	expect_rc 0 "apply"
+	expect_contains "$out" "applied"
+	expect_contains "$out" "session $id has no changes left and is removed"
+	expect_eq "$(tree_digest "$P")" "$inside" "the host project after apply"
+	[ -z "$(sessions)" ] || fail "session left after a full apply: $(sessions)"
+	run_isd session list
+	expect_rc 0
+	expect_not_contains "$out" "$id"
+}
+
+test_rm_rf_then_apply_and_discard() {
+	make_project
+	before=$(tree_digest "$P")
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c 'rm -rf ./* ./.[!.]* 2>&1; ls -A | wc -l'
+	expect_rc 0
+	expect_eq "$out" 0 "the sandbox saw an empty project"
+	expect_eq "$(tree_digest "$P")" "$before" "the host after rm -rf inside"
+	id=$(sessions)
+	run_isd diff "$id" --name-only
+	expect_eq "$(printf '%s\n' "$out" | grep -c '^D')" 9 "every top-level entry deleted: $out"
+	# discard: the session goes, the project stays.
+	run_isd discard "$id"
+	expect_rc 0 "discard"
+	expect_contains "$out" "discarded session $id"
+	[ -z "$(sessions)" ] || fail "discard left $(sessions)"
+	expect_eq "$(tree_digest "$P")" "$before" "the host after discard"
+	# Once more, applied this time.
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c 'rm -rf ./* ./.[!.]*'
+	cd "$P" || fail "cd $P"
+	run_isd apply
+	cd "$T" || fail "cd $T"
+	expect_rc 0 "apply without ID from the project (stderr: $err)"
+	[ -z "$(ls -A "$P")" ] || fail "apply of rm -rf left: $(ls -A "$P")"
+}
+
+test_apply_refuses_host_changes() {
+	make_project
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c 'echo sandbox >a.txt; echo sandbox >plain.sh; echo new >big/new'
+	id=$(sessions)
+	sleep 0.05
+	echo host >"$P/a.txt"
+	# A symlink out of the project where the session has a directory.
+	mkdir "$T/outside"
+	mv "$P/big" "$T/big.moved"
+	ln -s "$T/outside" "$P/big"
+	run_isd apply "$id"
+	expect_rc 1 "apply with host changes"
+	expect_contains "$err" "refused a.txt: changed on the host since the session started"
+	expect_contains "$err" "refused big:"
+	expect_contains "$err" "refused 3 changes"
+	expect_eq "$(cat "$P/a.txt")" host "a refused file is untouched"
+	expect_eq "$(cat "$P/plain.sh")" sandbox "the others are applied"
+	[ -z "$(ls -A "$T/outside")" ] || fail "apply wrote through a symlink: $(ls -A "$T/outside")"
+	run_isd diff "$id" --name-only
+	expect_eq "$out" "$(printf 'M\ta.txt\nT\tbig/\nA\tbig/new')" "what is left"
+	run_isd apply "$id" --force a.txt
+	expect_rc 0 "apply --force PATH"
+	expect_eq "$(cat "$P/a.txt")" sandbox "--force"
+	expect_contains "$out" "keeps 2 changes"
+	[ -z "$(ls -A "$T/outside")" ] || fail "apply wrote through a symlink"
+}
+
+test_running_session_refused_then_kill() {
+	make_project
+	"$ISD" exec --profile none --workspace "$P:cow" -- sh -c 'echo kept >survivor; sleep 60' >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		id=$(sessions)
+		[ -n "$id" ] && [ -e "$XDG_STATE_HOME/isd/sessions/$id/upper/survivor" ] && break
+		sleep 0.1
+	done
+	run_isd session list
+	expect_contains "$out" "$id"
+	expect_contains "$out" running "session list"
+	run_isd apply "$id"
+	expect_rc 125 "apply of a running session"
+	expect_contains "$err" "session $id ($P) is running"
+	run_isd discard "$id"
+	expect_rc 125 "discard of a running session"
+	run_isd diff "$id" --name-only
+	expect_eq "$out" "A	survivor" "diff of a running session"
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	for _ in $(seq 50); do
+		run_isd apply "$id"
+		[ "$rc" -ne 125 ] && break
+		sleep 0.1
+	done
+	expect_rc 0 "apply after kill -9 (stderr: $err)"
+	expect_eq "$(cat "$P/survivor")" kept "applied after kill -9"
+}
+
+test_session_list_json_and_errors() {
+	make_project
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c 'echo x >x; dd if=/dev/zero of=blob bs=1k count=64 2>/dev/null'
+	id=$(sessions)
+	run_isd session list --json
+	expect_rc 0
+	printf '%s' "$out" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert len(s) == 1, s
+s = s[0]
+assert s["id"] == sys.argv[1] and s["project"] == sys.argv[2], s
+assert s["state"] == "stopped" and s["changes"] == 2 and s["upper_bytes"] >= 65536, s
+assert s["command"] == ["sh", "-c", "echo x >x; dd if=/dev/zero of=blob bs=1k count=64 2>/dev/null"], s
+' "$id" "$P" || fail "session list --json: $out"
+	run_isd session list
+	expect_contains "$out" "$id"
+	expect_contains "$out" stopped
+	for args in "discard ffffffffffff" "discard zz" "apply ffffffffffff" "session bogus"; do
+		# shellcheck disable=SC2086
+		run_isd $args
+		expect_rc 125 "$args"
+		[ "$(printf '%s\n' "$err" | grep -c .)" -eq 1 ] || fail "$args: not one line: $err"
+	done
+	(cd "$T" && "$ISD" diff) >/dev/null 2>"$T/err"
+	expect_contains "$(cat "$T/err")" "no session for $T"
+}

@@ -1,0 +1,215 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The workspace as the payload sees it: modes, copy-on-write, secret masks
+# and protected git metadata.  (isd diff / apply / discard: session.sh.)
+
+# A project with secrets, a symlink, a sub-directory and an executable.
+make_project() {
+	P=$T/proj
+	mkdir -p "$P/sub/deep" "$P/.aws" "$P/config" "$P/certs"
+	echo 'API_KEY=secret' >"$P/.env"
+	echo 'DB=secret' >"$P/sub/.env.local"
+	echo 'aws-secret' >"$P/.aws/credentials"
+	echo 'real-secret' >"$P/config/prod.env"
+	echo 'pem-secret' >"$P/certs/server.pem"
+	echo 'notes' >"$P/notes.txt"
+	echo 'deep' >"$P/sub/deep/file"
+	printf '#!/bin/sh\necho hi\n' >"$P/run.sh"
+	chmod 755 "$P/run.sh"
+	ln -s notes.txt "$P/link"
+	export XDG_STATE_HOME=$T/state
+}
+
+# Everything a change could alter: paths, types, modes, link targets and
+# content hashes.
+tree_digest() {
+	(cd "$1" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort &&
+		find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum) | sha256sum
+}
+
+sessions() {
+	ls "$XDG_STATE_HOME/isd/sessions" 2>/dev/null
+}
+
+test_workspace_rw_and_ro() {
+	make_project
+	run_isd exec --profile none --workspace "$P" -- sh -c 'pwd; echo new >made; cat notes.txt'
+	expect_rc 0 "rw workspace"
+	expect_contains "$out" "$P"
+	expect_eq "$(cat "$P/made")" new "rw: the write reaches the host"
+	run_probe --profile none --workspace "$P:ro" -- /probe write "$P/other"
+	expect_contains "$out" EROFS "ro workspace"
+	[ ! -e "$P/other" ] || fail "ro workspace written"
+	run_isd exec --profile none --project "$P" -- pwd
+	expect_eq "$out" "$P" "--project is --workspace DIR:rw"
+}
+
+test_workspace_bad_input_one_line() {
+	make_project
+	for args in "--workspace $P:bogus" "--mask .env" "--workspace $T/missing:cow" "--session 0123456789ab" \
+		"--workspace $P --workspace-keep" "--project $P:cow"; do
+		# shellcheck disable=SC2086
+		run_isd exec --profile none $args -- true
+		expect_rc 125 "$args"
+		[ "$(printf '%s\n' "$err" | grep -c .)" -eq 1 ] || fail "$args: not one line: $err"
+	done
+	run_isd exec --profile none --workspace "$P:bogus" -- true
+	expect_contains "$err" "use DIR:rw, DIR:ro or DIR:cow"
+	run_isd exec --profile none --mask .env -- true
+	expect_contains "$err" "add --workspace"
+	[ -z "$(sessions)" ] || fail "a refused start left a session: $(sessions)"
+}
+
+test_cow_rm_rf_leaves_host_untouched() {
+	make_project
+	before=$(tree_digest "$P")
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c \
+		'rm -rf ./* ./.[!.]* 2>&1; ls -A | wc -l; echo changed >notes.txt; cat notes.txt'
+	expect_rc 0 "rm -rf in a cow workspace"
+	expect_eq "$(printf '%s\n' "$out" | sed -n 1p)" 0 "the sandbox saw an empty project"
+	expect_contains "$out" changed
+	expect_eq "$(tree_digest "$P")" "$before" "host project after rm -rf inside"
+	id=$(sessions)
+	[ -n "$id" ] || fail "no session kept for the changes"
+	expect_contains "$err" "session $id keeps"
+	[ -c "$XDG_STATE_HOME/isd/sessions/$id/upper/.env" ] || fail "no whiteout for .env in the upper layer"
+}
+
+test_cow_session_lifecycle() {
+	make_project
+	run_isd exec --profile none --workspace "$P:cow" -- cat notes.txt
+	expect_rc 0
+	[ -z "$(sessions)" ] || fail "a session without changes is kept: $(sessions)"
+	expect_not_contains "$err" "session"
+	run_isd exec --profile none --workspace "$P:cow" --workspace-keep -- true
+	id=$(sessions)
+	[ -n "$id" ] || fail "--workspace-keep did not keep the session"
+	run_isd exec --profile none --session "$id" -- sh -c 'pwd; echo one >>log'
+	expect_rc 0
+	expect_contains "$out" "$P"
+	run_isd exec --profile none --session "$id" -- cat log
+	expect_eq "$out" one "re-entered session keeps its changes"
+	[ ! -e "$P/log" ] || fail "a cow change reached the host"
+	run_isd exec --profile none --session "$id" --workspace "$T" -- true
+	expect_rc 125 "--session with another workspace"
+	expect_contains "$err" "belongs to $P"
+}
+
+test_cow_session_survives_kill() {
+	make_project
+	"$ISD" exec --profile none --workspace "$P:cow" -- sh -c 'echo kept >survivor; sleep 60' >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do
+		[ -n "$(sessions)" ] && [ -e "$XDG_STATE_HOME/isd/sessions/$(sessions)/upper/survivor" ] && break
+		sleep 0.1
+	done
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	id=$(sessions)
+	[ -n "$id" ] || fail "no session after kill -9"
+	for _ in $(seq 50); do
+		run_isd exec --profile none --session "$id" -- cat survivor
+		[ "$rc" -eq 0 ] && break
+		sleep 0.1
+	done
+	expect_rc 0 "re-entering the session of a killed isd"
+	expect_eq "$out" kept
+}
+
+test_masks_hide_secrets() {
+	make_project
+	for mode in rw cow; do
+		run_isd exec --profile none --workspace "$P:$mode" --mask .env --mask '.env.*' --mask '*.pem' --mask .aws/ -- sh -c '
+			printf "[%s]" "$(cat .env)" "$(cat sub/.env.local)" "$(ls -A .aws)" "$(cat certs/server.pem)"; echo
+			echo stolen >.env 2>/dev/null && echo WRITE
+			rm -f .env 2>/dev/null && echo RM
+			mv .env moved 2>/dev/null && echo MV
+			touch .aws/new 2>/dev/null && echo TOUCH
+			cat notes.txt'
+		expect_rc 0 "masks ($mode)"
+		expect_eq "$(printf '%s\n' "$out" | sed -n 1p)" "[][][][]" "masked files read as empty ($mode)"
+		expect_not_contains "$out" WRITE
+		expect_not_contains "$out" RM
+		expect_not_contains "$out" MV
+		expect_not_contains "$out" TOUCH
+		expect_contains "$out" notes
+		expect_eq "$(cat "$P/.env")" 'API_KEY=secret' "host .env ($mode)"
+	done
+	run_isd exec --profile none --workspace "$P" --mask '*.pem' --mask '.env*' --unmask '*.pem' -- cat certs/server.pem
+	expect_eq "$out" pem-secret "--unmask"
+}
+
+test_mask_follows_symlink_target() {
+	make_project
+	rm "$P/.env"
+	ln -s config/prod.env "$P/.env"
+	run_isd exec --profile none --workspace "$P" --mask .env -- sh -c 'printf "[%s]" "$(cat .env)"'
+	expect_eq "$out" "[]" "a masked link hides what it points to"
+}
+
+test_masks_in_print_spec() {
+	make_project
+	run_isd exec --print-spec --profile none --workspace "$P:cow" --mask .env --mask '/sub/*' --mask .aws/ -- true
+	expect_rc 0
+	printf '%s' "$out" | python3 -c '
+import json, sys
+w = json.load(sys.stdin)["workspace"]
+assert w["mode"] == "cow" and w["path"] == sys.argv[1], w
+assert sorted(w["masked"]) == [".aws/", ".env", "sub/.env.local", "sub/deep/"], w["masked"]
+' "$P" || fail "masked paths in --print-spec: $out"
+	[ -z "$(sessions)" ] || fail "--print-spec created a session"
+}
+
+test_agent_profile_masks_and_cow() {
+	make_project
+	home_scratch
+	(cd "$P" && HOME=$HOME_TMP "$ISD" exec --print-spec --profile agent --agent omp -- true) >"$T/out" 2>"$T/err"
+	python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1]))["workspace"]
+assert w["mode"] == "cow", w
+for m in ("certs/server.pem", ".env", ".aws/", "sub/.env.local"):
+    assert m in w["masked"], (m, w["masked"])
+assert "config/prod.env" not in w["masked"], w["masked"]
+' "$T/out" || fail "agent profile workspace: $(cat "$T/out" "$T/err")"
+}
+
+init_repo() {
+	command -v git >/dev/null || skip "git not installed"
+	git -C "$P" init -q
+	git -C "$P" -c user.email=t@t -c user.name=t commit -q --allow-empty -m init
+	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
+}
+
+test_git_metadata_protected() {
+	make_project
+	init_repo
+	for mode in rw cow; do
+		run_isd exec --profile none -e GIT_AUTHOR_NAME -e GIT_AUTHOR_EMAIL -e GIT_COMMITTER_NAME -e GIT_COMMITTER_EMAIL \
+			--workspace "$P:$mode" -- sh -c '
+			echo "echo pwned" >.git/hooks/pre-commit 2>/dev/null && echo HOOK
+			git config core.hooksPath /tmp 2>/dev/null && echo CONFIG
+			mv .git .git-old 2>/dev/null && echo MOVED
+			rm -rf .git/hooks 2>/dev/null; [ -d .git/hooks ] || echo RMHOOKS
+			echo x >>notes.txt && git add notes.txt && git commit -qm agent && echo COMMITTED'
+		expect_rc 0 "git in the sandbox ($mode)"
+		expect_not_contains "$out" HOOK "$mode: .git/hooks writable"
+		expect_not_contains "$out" CONFIG "$mode: .git/config writable"
+		expect_not_contains "$out" MOVED "$mode: .git could be renamed"
+		expect_not_contains "$out" RMHOOKS "$mode: hooks removed"
+		expect_contains "$out" COMMITTED "$mode: git commit inside"
+		[ ! -e "$P/.git/hooks/pre-commit" ] || fail "$mode: hook reached the host"
+	done
+	expect_eq "$(git -C "$P" log -1 --format=%s)" agent "rw: the commit is in the host's repository"
+	run_isd exec --profile none --workspace "$P" --git-writable -- sh -c 'echo "exit 0" >.git/hooks/pre-commit'
+	expect_rc 0 "--git-writable"
+	[ -f "$P/.git/hooks/pre-commit" ] || fail "--git-writable: hook not written"
+}
+
+test_git_worktree_pointer_readonly() {
+	make_project
+	init_repo
+	git -C "$P" worktree add -q "$T/wt" 2>/dev/null || skip "git worktree unavailable"
+	run_isd exec --profile none --workspace "$T/wt" -- sh -c 'echo "gitdir: /tmp/evil" >.git 2>/dev/null && echo WROTE; git status --short >/dev/null && echo STATUS'
+	expect_not_contains "$out" WROTE "a worktree's .git pointer is read-only"
+	case "$(cat "$T/wt/.git")" in gitdir:*"$P"*) ;; *) fail "worktree pointer changed: $(cat "$T/wt/.git")" ;; esac
+}
