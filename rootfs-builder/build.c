@@ -208,9 +208,10 @@ static int apply_base(struct build *b, const char *rootfs)
 		r = isd_layer_apply(rootfs, fd, &b->map, &opts, &res);
 		if (r < 0)
 			return isd_error_prefix(r, "FROM %s: layer %s: ", b->plan.base, b->base.layers[i]);
-		if (res.ownership_flattened)
-			isd_warn("layer %.19s: %llu entries owned by other users are now owned by you (no subordinate ids)",
-				 b->base.layers[i], (unsigned long long)res.ownership_flattened);
+		{
+			_cleanup_free_ char *what = isd_xasprintf("layer %.19s", b->base.layers[i]);
+			isd_layer_warn(what, &res, &b->map);
+		}
 	}
 	return 0;
 }
@@ -357,6 +358,10 @@ static int unpack_step(struct build *b, const struct isd_build_step *st, const c
 	r = isd_layer_apply(rootfs, fd, &b->map, &opts, &res);
 	if (r < 0)
 		return isd_error_prefix(r, "line %u: ADD %s: ", st->line, src);
+	{
+		_cleanup_free_ char *what = isd_xasprintf("line %u: ADD %s", st->line, src);
+		isd_layer_warn(what, &res, &b->map);
+	}
 	return 0;
 }
 
@@ -686,7 +691,8 @@ static void build_usage(FILE *out)
 	      "FROM: scratch, oci:DIR[:REF] (an OCI image layout), oci-archive:FILE[:REF],\n"
 	      "[REGISTRY/]REPO[:TAG][@sha256:DIGEST] (short names: aliases such as fedora,\n"
 	      "more in ~/.config/isd/registries.conf), fedora-release:NN (Fedora's signed\n"
-	      "OCI archive of release NN).\n"
+	      "OCI archive of release NN).  Registry credentials: podman/skopeo's auth.json\n"
+	      "or ~/.docker/config.json (REGISTRY_AUTH_FILE names another).\n"
 	      "Instructions: ARG ENV RUN WORKDIR USER COPY ADD LABEL CMD ENTRYPOINT.\n"
 	      "RUN steps need a subordinate id range (/etc/subuid, /etc/subgid).\n",
 	      out);

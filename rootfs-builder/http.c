@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * HTTP(S) for isd build, through libcurl: registry requests with the
- * distribution spec's anonymous bearer-token flow, and downloads into a
- * file that are hashed while they stream and resume with a Range request.
+ * distribution spec's bearer-token flow (anonymous, or with the caller's
+ * credentials from auth.json, see auth.c) and Basic authentication, and
+ * downloads into a file that are hashed while they stream, resume with a
+ * Range request and show their progress on a terminal (progress.c).
  *
  * TLS is verified always (ISD_CA_FILE or --ca-file replace the system's
  * CA bundle).  Plain http is used only for hosts that are loopback or
  * configured `insecure`, and only after https failed to connect, as
  * Docker does for its insecure registries; redirects never go from https
- * to http, and a bearer token is never sent to another host.
+ * to http, and neither a bearer token nor credentials are sent to another
+ * host (libcurl drops both on a redirect elsewhere).  Credentials go only
+ * to the registry that asked (Basic) and to the token realm its challenge
+ * names (https, or a loopback/insecure host), and only to registries: ADD
+ * and fedora-release downloads never send any.
  */
 #define _GNU_SOURCE
 #include "isd/build.h"
@@ -33,6 +39,12 @@ struct isd_http {
 	char *token;
 	char *ca_file;
 	char curl_error[CURL_ERROR_SIZE];
+	/* Whose credentials to look up when the host asks (NULL: none). */
+	char *auth_registry, *auth_repo;
+	struct isd_reg_auth auth;
+	bool auth_looked;
+	bool basic; /* the host asked for Basic: the credentials go along */
+	char *progress_label;
 };
 
 /* One transfer's sink and what its headers said. */
@@ -50,6 +62,7 @@ struct xfer {
 	bool started;
 	bool too_big;
 	int write_error;
+	struct isd_progress *progress;
 	/* headers of the last response */
 	char *www_auth;
 	char *content_type;
@@ -100,7 +113,64 @@ void isd_http_free(struct isd_http *h)
 	free(h->host);
 	free(h->token);
 	free(h->ca_file);
+	free(h->auth_registry);
+	free(h->auth_repo);
+	isd_reg_auth_free(&h->auth);
+	free(h->progress_label);
 	free(h);
+}
+
+void isd_http_set_auth_scope(struct isd_http *h, const char *registry, const char *repo)
+{
+	free(h->auth_registry);
+	free(h->auth_repo);
+	h->auth_registry = registry ? isd_xstrdup(registry) : NULL;
+	h->auth_repo = repo ? isd_xstrdup(repo) : NULL;
+}
+
+void isd_http_set_progress(struct isd_http *h, const char *label)
+{
+	free(h->progress_label);
+	h->progress_label = label ? isd_xstrdup(label) : NULL;
+}
+
+/* The credentials for this host, looked up once, when first asked for. */
+static int load_auth(struct isd_http *h)
+{
+	if (h->auth_looked || !h->auth_registry)
+		return 0;
+	h->auth_looked = true;
+	return isd_reg_auth_find(h->auth_registry, h->auth_repo, &h->auth);
+}
+
+static void use_credentials(CURL *c, const struct isd_reg_auth *auth)
+{
+	curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+	curl_easy_setopt(c, CURLOPT_USERNAME, auth->user);
+	curl_easy_setopt(c, CURLOPT_PASSWORD, auth->password);
+}
+
+/* The one error of a request the host refused with 401. */
+static int unauthorized(struct isd_http *h, const char *what)
+{
+	_cleanup_free_ char *files = NULL;
+
+	if (!h->auth_registry)
+		return isd_error(0, "%s: the server wants credentials (HTTP 401); isd sends credentials to registries only",
+				 what), -EACCES;
+	if (h->auth.user) {
+		isd_error(0, "%s refused the credentials for it in %s (HTTP 401 for %s)", h->auth_registry, h->auth.file,
+			  what);
+		isd_error_hint("fix: log in again with podman login %s (or skopeo login), or correct the entry in %s",
+			       h->auth_registry, h->auth.file);
+		return -EACCES;
+	}
+	files = isd_reg_auth_files_text();
+	isd_error(0, "%s wants credentials (HTTP 401 for %s) and none for it are in %s", h->auth_registry, what,
+		  files[0] ? files : "any auth file");
+	isd_error_hint("fix: podman login %s, skopeo login or docker login; or name an auth file in REGISTRY_AUTH_FILE",
+		       h->auth_registry);
+	return -EACCES;
 }
 
 static long response_code(CURL *c)
@@ -109,6 +179,20 @@ static long response_code(CURL *c)
 
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	return code;
+}
+
+/* curl's progress callback: the download's bytes on the terminal. */
+static int on_xferinfo(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct xfer *x = arg;
+	long code = response_code(x->curl);
+
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	if (code >= 200 && code <= 299 && x->started)
+		isd_progress_update(x->progress, x->offset + x->written, dltotal > 0 ? x->offset + (uint64_t)dltotal : 0);
+	return 0;
 }
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -265,7 +349,8 @@ static bool url_allowed(const char *url)
 	return host && isd_reg_host_insecure(host);
 }
 
-/* The anonymous token for a challenge: GET realm?service=&scope=. */
+/* The token for a challenge: GET realm?service=&scope=, with the
+ * credentials when there are (else anonymous). */
 static int fetch_token(struct isd_http *h, const char *challenge)
 {
 	_cleanup_free_ char *realm = challenge_param(challenge, "realm");
@@ -293,7 +378,9 @@ static int fetch_token(struct isd_http *h, const char *challenge)
 		curl_free(es);
 		curl_free(esc);
 	}
-	base_options(c, h->ca_file, true, h->curl_error);
+	/* http only for a realm on a loopback or insecure host (url_allowed):
+	 * an https realm is never redirected to http, credentials or not. */
+	base_options(c, h->ca_file, !strncmp(url, "http://", 7), h->curl_error);
 	x.curl = c;
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
@@ -302,10 +389,17 @@ static int fetch_token(struct isd_http *h, const char *challenge)
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, &x);
 	if (!url_allowed(url))
 		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https");
+	if (h->auth.user)
+		use_credentials(c, &h->auth);
 	cr = curl_easy_perform(c);
 	if (cr != CURLE_OK) {
 		isd_error(0, "getting a token from %s: %s", realm, h->curl_error[0] ? h->curl_error : curl_easy_strerror(cr));
 		r = -EIO;
+		goto out;
+	}
+	if (response_code(c) == 401) {
+		_cleanup_free_ char *what = isd_xasprintf("its token server %s", realm);
+		r = unauthorized(h, what);
 		goto out;
 	}
 	if (response_code(c) != 200) {
@@ -335,7 +429,7 @@ out:
 static int perform(struct isd_http *h, const char *path, const char *accept, uint64_t range_from, struct xfer *x,
 		   long *code)
 {
-	bool tried_token = false;
+	bool tried_auth = false;
 
 	for (;;) {
 		_cleanup_free_ char *url = NULL, *auth = NULL, *acc = NULL, *range = NULL;
@@ -365,6 +459,13 @@ static int perform(struct isd_http *h, const char *path, const char *accept, uin
 		curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, x);
 		curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, x);
+		if (h->basic && !full_url)
+			use_credentials(h->curl, &h->auth);
+		if (x->progress) {
+			curl_easy_setopt(h->curl, CURLOPT_NOPROGRESS, 0L);
+			curl_easy_setopt(h->curl, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
+			curl_easy_setopt(h->curl, CURLOPT_XFERINFODATA, x);
+		}
 		xfer_reset_headers(x);
 		cr = curl_easy_perform(h->curl);
 		*code = response_code(h->curl);
@@ -386,19 +487,28 @@ static int perform(struct isd_http *h, const char *path, const char *accept, uin
 				isd_error_hint("fix: for a private CA, pass its certificate with --ca-file FILE (or ISD_CA_FILE)");
 			return -EIO;
 		}
-		if (*code == 401 && !tried_token && x->www_auth && !strncasecmp(x->www_auth, "Bearer ", 7) && !full_url) {
+		if (*code == 401 && !tried_auth && x->www_auth && !full_url) {
+			bool bearer = !strncasecmp(x->www_auth, "Bearer ", 7);
 			int r;
-			tried_token = true;
-			r = fetch_token(h, x->www_auth);
+
+			tried_auth = true;
+			r = load_auth(h);
 			if (r < 0)
 				return r;
-			continue;
+			if (bearer) {
+				r = fetch_token(h, x->www_auth);
+				if (r < 0)
+					return r;
+				continue;
+			}
+			if (!strncasecmp(x->www_auth, "Basic", 5) && h->auth.user) {
+				h->basic = true;
+				continue;
+			}
 		}
 		if (*code == 401) {
-			int r = isd_error(0, "GET %s: the registry wants credentials (HTTP 401)", url);
-			isd_error_hint("isd build pulls anonymously only; mirror the image to a local OCI layout "
-				       "(skopeo copy docker://... oci:DIR:TAG) and use FROM oci:DIR:TAG");
-			return r;
+			_cleanup_free_ char *what = isd_xasprintf("GET %s", url);
+			return unauthorized(h, what);
 		}
 		return 0;
 	}
@@ -469,6 +579,7 @@ int isd_http_get_file(struct isd_http *h, const char *path, int fd, uint64_t lim
 		isd_sha256_final(x.hash, digest);
 		return isd_error(-errno, "truncating a partial download");
 	}
+	x.progress = isd_progress_new(h->progress_label, x.offset);
 	r = perform(h, path, NULL, x.offset, &x, &code);
 	if (r == 0 && code == 416 && x.offset) {
 		/* Range not satisfiable: the kept part is no prefix of what
@@ -476,11 +587,10 @@ int isd_http_get_file(struct isd_http *h, const char *path, int fd, uint64_t lim
 		isd_sha256_final(x.hash, digest);
 		x.hash = isd_sha256_new();
 		x.offset = 0;
-		if (ftruncate(fd, 0) < 0) {
-			isd_sha256_final(x.hash, digest);
-			return isd_error(-errno, "truncating a partial download");
-		}
-		r = perform(h, path, NULL, 0, &x, &code);
+		if (ftruncate(fd, 0) < 0)
+			r = isd_error(-errno, "truncating a partial download");
+		else
+			r = perform(h, path, NULL, 0, &x, &code);
 	}
 	if (r == 0 && (code < 200 || code > 299)) {
 		isd_error(0, "GET %s%s: HTTP %ld %s", strncmp(path, "http", 4) ? h->host : "", path, code, error_text(&x));
@@ -488,6 +598,7 @@ int isd_http_get_file(struct isd_http *h, const char *path, int fd, uint64_t lim
 	}
 	isd_sha256_final(x.hash, digest);
 	xfer_reset_headers(&x);
+	isd_progress_end(x.progress);
 	if (r < 0)
 		return r;
 	*size = x.offset + x.written;

@@ -24,7 +24,8 @@
 #include <sys/wait.h>
 
 #define KEEP_ID 1000
-#define MAX_ID 65536 /* ids 0..65535 inside */
+/* Root maps its own ids only when it has at least the usual 65536. */
+#define ROOT_MIN_IDS 65536
 
 /* First range of name (or numeric uid) in a subuid/subgid file. */
 static bool find_subid(const char *file, const char *name, uint32_t id, uint32_t *start, uint32_t *count)
@@ -82,7 +83,8 @@ static bool helper_present(const char *name)
 	return access(path, X_OK) == 0;
 }
 
-/* keep-id layout over a subordinate range of count ids. */
+/* keep-id layout over a subordinate range of count ids, all of it (as
+ * podman does): inside 0-999 and 1001-count. */
 static size_t keep_id_ranges(struct isd_id_range *r, uint32_t self, uint32_t start, uint32_t count)
 {
 	size_t n = 0;
@@ -90,13 +92,44 @@ static size_t keep_id_ranges(struct isd_id_range *r, uint32_t self, uint32_t sta
 
 	r[n++] = (struct isd_id_range){0, start, low};
 	r[n++] = (struct isd_id_range){KEEP_ID, self, 1};
-	if (count > KEEP_ID) {
-		uint32_t high = count - KEEP_ID;
-		if (high > MAX_ID - KEEP_ID - 1)
-			high = MAX_ID - KEEP_ID - 1;
-		r[n++] = (struct isd_id_range){KEEP_ID + 1, start + KEEP_ID, high};
-	}
+	if (count > KEEP_ID)
+		r[n++] = (struct isd_id_range){KEEP_ID + 1, start + KEEP_ID, count - KEEP_ID};
 	return n;
+}
+
+/* How many ids from 0 up exist in our namespace (root's own ids: all of
+ * them on a host, fewer in a container that was given a part). */
+static uint32_t ids_from_zero(const char *map_file)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+
+	if (isd_read_file_at(AT_FDCWD, map_file, &text, NULL) < 0)
+		return 0;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long in, out, n;
+		if (sscanf(line, "%lu %lu %lu", &in, &out, &n) == 3 && in == 0)
+			return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	}
+	return 0;
+}
+
+bool isd_idmap_maps(const struct isd_id_range *r, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (id >= r[i].inside && id - r[i].inside < r[i].count)
+			return true;
+	return false;
+}
+
+uint32_t isd_idmap_top(const struct isd_id_range *r, size_t n)
+{
+	uint32_t top = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].count && r[i].inside + (r[i].count - 1) > top)
+			top = r[i].inside + (r[i].count - 1);
+	return top;
 }
 
 int isd_idmap_for_caller(struct isd_idmap *map)
@@ -109,13 +142,16 @@ int isd_idmap_for_caller(struct isd_idmap *map)
 	map->caller_uid = getuid();
 	map->caller_gid = getgid();
 
-	/* Root that owns the ids (not `unshare -r`) maps them 1:1. */
-	if (map->caller_uid == 0 && ids_available("/proc/self/uid_map", 0, MAX_ID) &&
-	    ids_available("/proc/self/gid_map", 0, MAX_ID)) {
-		map->uid[0] = map->gid[0] = (struct isd_id_range){0, 0, MAX_ID};
-		map->n_uid = map->n_gid = 1;
-		map->full = true;
-		return 0;
+	/* Root that owns the ids (not `unshare -r`) maps all it has 1:1. */
+	if (map->caller_uid == 0) {
+		uint32_t nu = ids_from_zero("/proc/self/uid_map"), ng = ids_from_zero("/proc/self/gid_map");
+		if (nu >= ROOT_MIN_IDS && ng >= ROOT_MIN_IDS) {
+			map->uid[0] = (struct isd_id_range){0, 0, nu};
+			map->gid[0] = (struct isd_id_range){0, 0, ng};
+			map->n_uid = map->n_gid = 1;
+			map->full = true;
+			return 0;
+		}
 	}
 	pw = getpwuid(map->caller_uid);
 	if (map->caller_uid != 0 &&

@@ -74,6 +74,35 @@ int isd_http_get_mem(struct isd_http *h, const char *path, const char *accept, s
 int isd_http_get_file(struct isd_http *h, const char *path, int fd, uint64_t limit, char digest[80],
 		      uint64_t *size, bool *resumed);
 
+/* auth.c: credentials of auth.json / docker's config.json. */
+struct isd_reg_auth {
+	char *user, *password;
+	char *file; /* where they came from, for messages */
+};
+/* The files searched, in order. */
+char **isd_reg_auth_files(void);
+/* They as one "a, b, c" for messages. */
+char *isd_reg_auth_files_text(void);
+/* The credentials for registry (as named: "docker.io", "127.0.0.1:5000")
+ * and repo (NULL: the registry's own); 0 with auth->user NULL when no file
+ * has any, -errno for a file that cannot be read or parsed. */
+int isd_reg_auth_find(const char *registry, const char *repo, struct isd_reg_auth *auth);
+void isd_reg_auth_free(struct isd_reg_auth *auth);
+char *isd_base64_decode(const char *in, size_t *len_out);
+
+/* http.c: whose credentials to use when the host asks (registries only). */
+void isd_http_set_auth_scope(struct isd_http *h, const char *registry, const char *repo);
+/* Progress on stderr while downloads stream (a terminal only). */
+void isd_http_set_progress(struct isd_http *h, const char *label);
+
+/* progress.c: a download's progress line on stderr, a terminal only
+ * (_new gives NULL otherwise, and the others accept NULL). */
+struct isd_progress;
+bool isd_progress_wanted(void);
+struct isd_progress *isd_progress_new(const char *label, uint64_t already);
+void isd_progress_update(struct isd_progress *p, uint64_t done, uint64_t total);
+void isd_progress_end(struct isd_progress *p);
+
 /* registry.c: a download into the blob cache blobdir/sha256/HEX, resumed
  * from blobdir/partial/HEX, published only when its digest matches. */
 int isd_cache_fetch(struct isd_http *h, const char *blobdir, const char *path, const char *digest, uint64_t limit,

@@ -213,9 +213,40 @@ static int make_opaque(const char *dir, const struct pathset *set)
 struct apply_args {
 	int rootfd, layer_fd;
 	const struct isd_layer_opts *opts;
+	const struct isd_idmap *map;
 	bool keep_owner;
 	struct isd_layer_result *res; /* shared with the parent */
 };
+
+/* An owner beyond the map cannot be chowned to (the kernel says EINVAL,
+ * which libarchive only warns about): the entry goes to the image's root,
+ * counted for one warning.  A file losing its owner or group also loses
+ * its set-id bit, so that no file becomes set-uid root that was not. */
+static void unmapped_owner(struct archive_entry *e, const struct apply_args *a)
+{
+	la_int64_t uid = archive_entry_uid(e), gid = archive_entry_gid(e);
+	bool uid_ok = uid >= 0 && uid <= UINT32_MAX && isd_idmap_maps(a->map->uid, a->map->n_uid, (uint32_t)uid);
+	bool gid_ok = gid >= 0 && gid <= UINT32_MAX && isd_idmap_maps(a->map->gid, a->map->n_gid, (uint32_t)gid);
+	mode_t perm = archive_entry_perm(e);
+
+	if (uid_ok && gid_ok)
+		return;
+	if (!a->res->ids_unmapped++) {
+		a->res->unmapped_uid = (uint32_t)uid;
+		a->res->unmapped_gid = (uint32_t)gid;
+	}
+	if (archive_entry_filetype(e) != AE_IFDIR) {
+		if (!uid_ok)
+			perm &= ~(mode_t)S_ISUID;
+		if (!gid_ok)
+			perm &= ~(mode_t)S_ISGID;
+		archive_entry_set_perm(e, perm);
+	}
+	if (!uid_ok)
+		archive_entry_set_uid(e, 0);
+	if (!gid_ok)
+		archive_entry_set_gid(e, 0);
+}
 
 /* One entry's name checks and whiteout handling.  Returns 1 when the entry
  * is done (a whiteout), 0 to extract it, -errno on refusal. */
@@ -277,6 +308,8 @@ static int prepare_entry(struct archive_entry *e, const struct apply_args *a, st
 			a->res->ownership_flattened++;
 		archive_entry_set_uid(e, 0);
 		archive_entry_set_gid(e, 0);
+	} else {
+		unmapped_owner(e, a);
 	}
 	pathset_add(set, path);
 	*path_out = isd_steal_ptr(path);
@@ -457,7 +490,7 @@ out:
 int isd_layer_apply(const char *root, int layer_fd, const struct isd_idmap *map,
 		    const struct isd_layer_opts *opts, struct isd_layer_result *res)
 {
-	struct apply_args a = {.layer_fd = layer_fd, .opts = opts, .keep_owner = map->full};
+	struct apply_args a = {.layer_fd = layer_fd, .opts = opts, .map = map, .keep_owner = map->full};
 	struct isd_layer_result *shared;
 	int r;
 
@@ -477,4 +510,19 @@ int isd_layer_apply(const char *root, int layer_fd, const struct isd_idmap *map,
 		*res = *shared;
 	munmap(shared, sizeof(*shared));
 	return r;
+}
+
+void isd_layer_warn(const char *what, const struct isd_layer_result *res, const struct isd_idmap *map)
+{
+	if (res->ownership_flattened)
+		isd_warn("%s: %llu entries owned by other users are now owned by you (no subordinate ids)", what,
+			 (unsigned long long)res->ownership_flattened);
+	if (res->ids_unmapped) {
+		uint32_t top = isd_idmap_top(map->uid, map->n_uid);
+		isd_warn("%s: %llu entries owned by ids beyond your subordinate range (the first: uid %u gid %u; "
+			 "the image's ids end at %u) are now owned by root, set-id bits dropped; for their owners "
+			 "give %s a range of more ids in /etc/subuid and /etc/subgid",
+			 what, (unsigned long long)res->ids_unmapped, res->unmapped_uid, res->unmapped_gid, top,
+			 getenv("USER") ? getenv("USER") : "your user");
+	}
 }

@@ -54,10 +54,16 @@ static void say(const struct pull *p, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Credentials, when a host asks, are looked up under the registry's name
+ * ("docker.io", not registry-1.docker.io) and a mirror's under its own. */
 static struct isd_http *conn(struct pull *p, size_t i)
 {
-	if (!p->conns[i])
+	if (!p->conns[i]) {
+		bool mirror = i + 1 < isd_strv_len(p->hosts);
 		p->conns[i] = isd_http_new(p->hosts[i], p->o->ca_file);
+		if (p->conns[i])
+			isd_http_set_auth_scope(p->conns[i], mirror ? p->hosts[i] : p->ref.registry, p->ref.repo);
+	}
 	return p->conns[i];
 }
 
@@ -167,7 +173,9 @@ int isd_cache_fetch(struct isd_http *h, const char *blobdir, const char *path, c
 		if (fstat(fd, &st) == 0 && st.st_size > 0 && !quiet)
 			printf("  %s: resuming at byte %lld\n", label, (long long)st.st_size);
 		fflush(stdout);
+		isd_http_set_progress(h, quiet ? NULL : label);
 		r = isd_http_get_file(h, path, fd, limit, got, &size, &resumed);
+		isd_http_set_progress(h, NULL);
 		if (r < 0)
 			return r; /* partial kept: the next build resumes */
 		if (!strcmp(got, digest))

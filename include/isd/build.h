@@ -8,6 +8,9 @@
  *                 user namespace with those ids (extraction, copies, rm)
  *   layer.c       applying a tar layer safely (chrooted, whiteouts, caps)
  *   oci.c         base images from a local OCI layout or oci-archive
+ *   registry.c    FROM a registry (http.c: libcurl, tokens and Basic auth;
+ *                 auth.c: credentials of auth.json; progress.c: the
+ *                 download's progress line on a terminal)
  *   fedora.c      FROM fedora-release:NN (signed CHECKSUM, gpgv)
  *   store.c       image trees, meta.json, atomic publish, `isd image`
  *   build.c       `isd build`: the steps, the build key, RUN in a sandbox
@@ -123,12 +126,16 @@ struct isd_idmap {
 	uint32_t caller_uid, caller_gid;
 };
 
-/* The caller's map: inside 0-999 and 1001-65535 from the subordinate range
- * of /etc/subuid and /etc/subgid, 1000 = the caller (podman's keep-id).
+/* The caller's map: inside 0-999 and 1001-COUNT from the subordinate
+ * range of /etc/subuid and /etc/subgid (COUNT ids: 65536 gives 0-65536),
+ * 1000 = the caller (podman's keep-id); root maps the ids it has 1:1.
  * Without a range (or nested in a namespace without ids) the map is the
  * single id 0 = the caller and full is false.  Environment
  * ISD_SUBID_FILE_UID / _GID override the file paths (tests). */
 int isd_idmap_for_caller(struct isd_idmap *map);
+/* Whether the inside id is one of the ranges'; the highest inside id. */
+bool isd_idmap_maps(const struct isd_id_range *r, size_t n, uint32_t id);
+uint32_t isd_idmap_top(const struct isd_id_range *r, size_t n);
 /* "0:100000:1000,1000:1001:1,..." for meta.json and the build key. */
 char *isd_idmap_format(const struct isd_idmap *map);
 
@@ -158,6 +165,11 @@ struct isd_layer_result {
 	char diff_id[80];
 	uint64_t bytes, entries;
 	uint64_t ownership_flattened; /* entries whose owner could not be kept */
+	/* Entries whose uid or gid lies beyond the map (ids above the
+	 * subordinate range): given to root, set-id bits of files dropped.
+	 * The first such entry's ids, for the warning. */
+	uint64_t ids_unmapped;
+	uint32_t unmapped_uid, unmapped_gid;
 };
 
 #define ISD_LAYER_DEFAULT_MAX_BYTES (64ULL << 30)
@@ -168,6 +180,8 @@ struct isd_layer_result {
  * can be written, whatever the archive holds. */
 int isd_layer_apply(const char *root, int layer_fd, const struct isd_idmap *map,
 		    const struct isd_layer_opts *opts, struct isd_layer_result *res);
+/* Warnings about owners that could not be kept ("what: ..."). */
+void isd_layer_warn(const char *what, const struct isd_layer_result *res, const struct isd_idmap *map);
 
 /* ------------------------------------------------------------------ */
 /* Base images                                                          */

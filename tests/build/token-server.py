@@ -4,11 +4,14 @@
 # answers {"token": JWT} granting the requested scopes, signed RS256 with a
 # throw-away key whose certificate the registry trusts (auth: token:
 # rootcertbundle).  Signing goes through the openssl command, so nothing
-# beyond python3 and openssl is needed.
-#   token-server.py PORTFILE KEY CERT ISSUER LOGFILE
+# beyond python3 and openssl is needed.  With USER:PASSWORD, a token needs
+# those credentials (Basic), as Docker Hub's and quay.io's do for private
+# images; the log says which user asked ("-" for none), never a password.
+#   token-server.py PORTFILE KEY CERT ISSUER LOGFILE [USER:PASSWORD]
 import base64, http.server, json, subprocess, sys, time, urllib.parse
 
 portfile, key, cert, issuer, logfile = sys.argv[1:6]
+creds = sys.argv[6] if len(sys.argv) > 6 else None
 
 
 def b64(data):
@@ -33,10 +36,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         url = urllib.parse.urlparse(self.path)
         q = urllib.parse.parse_qs(url.query)
+        given = None
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Basic "):
+            try:
+                given = base64.b64decode(auth[6:]).decode()
+            except ValueError:
+                given = ""
         with open(logfile, "a") as f:
-            f.write("%s %s\n" % (url.path, url.query))
+            f.write("%s %s user=%s\n" % (url.path, url.query, given.split(":")[0] if given else "-"))
         if url.path != "/token":
             self.send_error(404)
+            return
+        if creds and given != creds:
+            body = b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}'
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="isd-test-token"')
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
             return
         access = []
         for scope in q.get("scope", []):

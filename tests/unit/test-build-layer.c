@@ -34,17 +34,45 @@ struct ent {
 	const char *data; /* file: content; symlink/hardlink: target */
 	size_t size;      /* file: size when data is NULL (zeros) */
 	unsigned mode;
-	unsigned uid;
+	unsigned uid; /* and gid, unless gid_of() names another */
 };
+
+/* Entries of test_ids() whose group differs from their owner. */
+static unsigned gid_of(const struct ent *e)
+{
+	static const struct {
+		const char *path;
+		unsigned gid;
+	} groups[] = {{"shared", 50}, {"shared/tool", 50}, {"high/sgid", 100000}};
+
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		if (!strcmp(e->path, groups[i].path))
+			return groups[i].gid;
+	return e->uid;
+}
+
+/* security.capability, revision 2: cap_net_raw (13) permitted and
+ * effective, as `setcap cap_net_raw+ep` writes it. */
+static const unsigned char cap_v2[20] = {0x01, 0x00, 0x00, 0x02, 1 << 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+static uint32_t outside_id(const struct isd_id_range *r, size_t n, uint32_t inside, uint32_t caller)
+{
+	if (!map.full)
+		return caller;
+	for (size_t i = 0; i < n; i++)
+		if (inside >= r[i].inside && inside - r[i].inside < r[i].count)
+			return r[i].outside + (inside - r[i].inside);
+	return (uint32_t)-1;
+}
 
 static uint32_t outside_uid(uint32_t inside)
 {
-	if (!map.full)
-		return map.caller_uid;
-	for (size_t i = 0; i < map.n_uid; i++)
-		if (inside >= map.uid[i].inside && inside - map.uid[i].inside < map.uid[i].count)
-			return map.uid[i].outside + (inside - map.uid[i].inside);
-	return (uint32_t)-1;
+	return outside_id(map.uid, map.n_uid, inside, map.caller_uid);
+}
+
+static uint32_t outside_gid(uint32_t inside)
+{
+	return outside_id(map.gid, map.n_gid, inside, map.caller_gid);
 }
 
 static char *path_of(const char *rel)
@@ -75,7 +103,7 @@ static char *write_tar(const char *name, const char *filter, const struct ent *e
 		archive_entry_set_pathname(e, ents[i].path);
 		archive_entry_set_mtime(e, 1700000000, 0);
 		archive_entry_set_uid(e, ents[i].uid);
-		archive_entry_set_gid(e, ents[i].uid);
+		archive_entry_set_gid(e, gid_of(&ents[i]));
 		archive_entry_set_perm(e, ents[i].mode ? ents[i].mode : (ents[i].kind == D ? 0755 : 0644));
 		switch (ents[i].kind) {
 		case F:
@@ -101,6 +129,8 @@ static char *write_tar(const char *name, const char *filter, const struct ent *e
 		}
 		if (!strcmp(ents[i].path, "x/with-xattr"))
 			archive_entry_xattr_add_entry(e, "user.isd", "yes", 3);
+		if (!strcmp(ents[i].path, "x/with-cap"))
+			archive_entry_xattr_add_entry(e, "security.capability", cap_v2, sizeof(cap_v2));
 		archive_write_header(a, e);
 		if (ents[i].kind == F) {
 			if (ents[i].data) {
@@ -118,6 +148,20 @@ static char *write_tar(const char *name, const char *filter, const struct ent *e
 	archive_write_close(a);
 	archive_write_free(a);
 	return file;
+}
+
+static int apply_with(const struct isd_idmap *m, const char *tar, const struct isd_layer_opts *opts_in,
+		      struct isd_layer_result *res)
+{
+	struct isd_layer_opts opts = {.whiteouts = true};
+	struct isd_layer_result dummy;
+	_cleanup_free_ char *root = path_of("root");
+	_cleanup_close_ int fd = open(tar, O_RDONLY | O_CLOEXEC);
+
+	if (opts_in)
+		opts = *opts_in;
+	isd_error_clear();
+	return isd_layer_apply(root, fd, m, &opts, res ? res : &dummy);
 }
 
 static int apply(const char *tar, const struct isd_layer_opts *opts_in, struct isd_layer_result *res)
@@ -433,6 +477,104 @@ static void test_hostile(void)
 	}
 }
 
+static void check_owner(const char *rel, uint32_t uid, uint32_t gid, unsigned mode)
+{
+	_cleanup_free_ char *p = path_of(rel);
+	struct stat st;
+
+	if (lstat(p, &st) < 0 || st.st_uid != uid || st.st_gid != gid || (st.st_mode & 07777) != mode) {
+		fprintf(stderr, "%s: got %u:%u %o, want %u:%u %o\n", rel, (unsigned)st.st_uid, (unsigned)st.st_gid,
+			(unsigned)(st.st_mode & 07777), uid, gid, mode);
+		failures++;
+	}
+}
+
+/* Set-id bits and owners above 65535: kept where the map has the ids,
+ * given to root (set-id bits of those files dropped) and counted where it
+ * has not. */
+static void test_ids(void)
+{
+	static const struct ent ents[] = {
+		{D, "shared", NULL, 0, 02775, 0},
+		{F, "shared/tool", "t", 0, 02755, 0},
+		{F, "suid", "s", 0, 04755, 0},
+		{D, "high", NULL, 0, 02775, 100000},
+		{F, "high/suid", "h", 0, 04755, 100000},
+		{F, "high/sgid", "g", 0, 06755, 0},
+	};
+	_cleanup_free_ char *tar = write_tar("ids.tar", "gzip", ents, 6);
+	struct isd_idmap small = map;
+	struct isd_layer_result res;
+	bool high = map.full && isd_idmap_maps(map.uid, map.n_uid, 100000) && isd_idmap_maps(map.gid, map.n_gid, 100000);
+
+	reset_tree();
+	CHECK(apply(tar, NULL, &res) == 0);
+	check_owner("root/shared", outside_uid(0), outside_gid(map.full ? 50 : 0), 02775);
+	check_owner("root/shared/tool", outside_uid(0), outside_gid(map.full ? 50 : 0), 02755);
+	check_owner("root/suid", outside_uid(0), outside_gid(0), 04755);
+	if (high) {
+		fprintf(stderr, "ids above 65535: mapped (inside up to %u)\n", isd_idmap_top(map.uid, map.n_uid));
+		CHECK(res.ids_unmapped == 0);
+		check_owner("root/high", outside_uid(100000), outside_gid(100000), 02775);
+		check_owner("root/high/suid", outside_uid(100000), outside_gid(100000), 04755);
+		check_owner("root/high/sgid", outside_uid(0), outside_gid(100000), 06755);
+	} else if (!map.full) {
+		CHECK(res.ids_unmapped == 0 && res.ownership_flattened == 5);
+	}
+	if (!map.full)
+		return;
+	/* The same layer with a map that ends at 65535. */
+	for (size_t i = 0; i < small.n_uid; i++)
+		if (small.uid[i].inside + (uint64_t)small.uid[i].count > 65536)
+			small.uid[i].count = small.uid[i].inside < 65536 ? 65536 - small.uid[i].inside : 0;
+	for (size_t i = 0; i < small.n_gid; i++)
+		if (small.gid[i].inside + (uint64_t)small.gid[i].count > 65536)
+			small.gid[i].count = small.gid[i].inside < 65536 ? 65536 - small.gid[i].inside : 0;
+	CHECK(isd_idmap_top(small.uid, small.n_uid) == 65535);
+	reset_tree();
+	CHECK(apply_with(&small, tar, NULL, &res) == 0);
+	CHECK(res.ids_unmapped == 3);
+	CHECK(res.unmapped_uid == 100000 && res.unmapped_gid == 100000);
+	check_owner("root/shared", outside_uid(0), outside_gid(50), 02775);
+	check_owner("root/high", outside_uid(0), outside_gid(0), 02775);      /* a directory keeps its bits */
+	check_owner("root/high/suid", outside_uid(0), outside_gid(0), 0755);  /* set-uid root it was not */
+	check_owner("root/high/sgid", outside_uid(0), outside_gid(0), 04755); /* its owner was root already */
+	check_owner("root/suid", outside_uid(0), outside_gid(0), 04755);
+}
+
+/* security.capability of a layer: written by the namespace's root, so the
+ * kernel stores it for that root (revision 3, rootid the host id of the
+ * image's root), which is what the image's root sees as its own; the
+ * host's root keeps revision 2. */
+static void test_file_caps(void)
+{
+	static const struct ent ents[] = {{D, "x", NULL, 0, 0755, 0}, {F, "x/with-cap", "c", 0, 0755, 0}};
+	_cleanup_free_ char *tar = write_tar("caps.tar", "none", ents, 2);
+	_cleanup_free_ char *file = path_of("root/x/with-cap");
+	unsigned char value[32];
+	ssize_t n;
+
+	reset_tree();
+	CHECK(apply(tar, NULL, NULL) == 0);
+	n = getxattr(file, "security.capability", value, sizeof(value));
+	if (n < 0) {
+		fprintf(stderr, "security.capability not kept here (%s)\n", strerror(errno));
+		return;
+	}
+	if (outside_uid(0) == 0) {
+		/* The host's root writes revision 2 as it is. */
+		CHECK(n == sizeof(cap_v2) && !memcmp(value, cap_v2, sizeof(cap_v2)));
+		return;
+	}
+	CHECK(n == 24 && value[3] == 0x03);
+	CHECK(value[4] == (1 << 5));
+	if (n == 24) {
+		uint32_t rootid = (uint32_t)value[20] | (uint32_t)value[21] << 8 | (uint32_t)value[22] << 16 |
+				  (uint32_t)value[23] << 24;
+		CHECK(rootid == outside_uid(0));
+	}
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/isd-test-layer.XXXXXX";
@@ -459,6 +601,8 @@ int main(void)
 	test_compressions();
 	test_whiteouts();
 	test_hostile();
+	test_ids();
+	test_file_caps();
 	{
 		_cleanup_free_ char *root = path_of("root");
 		_cleanup_close_ int dfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
