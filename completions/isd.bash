@@ -13,15 +13,17 @@ _isd_datadir=${BASH_SOURCE[0]%/bash-completion/completions/*}
 # Refused ones (--cap-add, --privileged) are parsed below but never offered.
 _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
-    --profile --agent --agent-state --project --allow --allow-file --add-host
+    --profile --agent --agent-state --project --workspace --session --mask
+    --unmask --allow --allow-file --add-host
     --forward --forward-unix --proxy-port --network-log
     --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
     --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits'
 _isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
-    --read-only --privileged --init --help'
+    --read-only --privileged --init --help --workspace-keep --git-writable'
 _isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
-    --profile --agent --agent-state --project --allow --allow-file --add-host
+    --profile --agent --agent-state --project --workspace --workspace-keep
+    --session --mask --unmask --git-writable --allow --allow-file --add-host
     --forward --forward-unix --proxy-port --network-log
     --cap-drop --memory --memory-swap --memory-reservation --cpus --cpu-shares
     --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
@@ -73,27 +75,79 @@ _isd_names_in()
     done | sort -u
 }
 
-# Seccomp profiles for --security-opt seccomp= and isd seccomp check.
+# The isd being completed (./build/src/isd, ~/bin/isd, or isd on PATH).
+_isd_bin()
+{
+    local b=${_isd_words[0]-isd}
+    [[ $b == "~/"* ]] && b=${HOME-}/${b#"~/"}
+    if [[ $b == */* && -x $b ]]; then
+        printf '%s\n' "$b"
+    else
+        printf '%s\n' isd
+    fi
+}
+
+# The first column of "isd $@" (below its header line when $1 is -h).
+# Fails when isd cannot say.
+_isd_column()
+{
+    local skip=0 out
+    [[ $1 == -h ]] && { skip=1; shift; }
+    out=$("$(_isd_bin)" "$@" 2>/dev/null) || return 1
+    awk -v skip="$skip" 'NR > skip && $1 != "" {print $1}' <<<"$out"
+}
+
+# Seccomp profiles for --security-opt seccomp= and isd seccomp check:
+# isd seccomp list, else the directories it searches.
 _isd_seccomp_names()
 {
+    _isd_column seccomp list && return
     printf '%s\n' unconfined
     _isd_names_in seccomp-profiles .json
 }
 
-# Option profiles (*.conf) for --profile and isd profile show|edit.
+# Option profiles (*.conf) for --profile and isd profile show|edit: isd
+# profile list (without the built-in none), else the directories.
 _isd_profile_names()
 {
+    local n
+    if n=$(_isd_column profile list); then
+        grep -vx none <<<"$n"
+        return 0
+    fi
     _isd_names_in profiles .conf
 }
 
-# The images of the store ($XDG_DATA_HOME/isd/images/NAME).
+# The images of the store: isd image ls, else $XDG_DATA_HOME/isd/images/NAME.
 _isd_store_names()
 {
+    _isd_column -h image ls && return
     local f
     for f in "$(_isd_xdg XDG_DATA_HOME .local/share)"/isd/images/*; do
         [[ -d $f && ${f##*/} != .* ]] && printf '%s\n' "${f##*/}"
     done
 }
+
+# Copy-on-write sessions: isd session list.
+_isd_session_ids()
+{
+    _isd_column -h session list
+}
+
+# What the agent profile masks, as examples for --mask and --unmask.
+_isd_mask_globs='.env
+.env.*
+*.pem
+*.key
+id_rsa*
+id_ed25519*
+.npmrc
+.pypirc
+.netrc
+.git-credentials
+.aws/
+.ssh/
+.gnupg/'
 
 # Values of --image: the built-in host and the store's images.
 _isd_image_names()
@@ -159,6 +213,21 @@ _isd_exec_value()
         ;;
     --agent | --agent-state) _isd_add "$cur" "$(_isd_agent_names)" ;;
     --project) _isd_files "$cur" -d ;;
+    --workspace)
+        # DIR[:rw|ro|cow]
+        if [[ $cur == *:* ]]; then
+            head=${cur%:*}
+            _isd_add "$cur" "$head:rw"$'\n'"$head:ro"$'\n'"$head:cow"
+        else
+            _isd_paths "" "$cur" -d
+            [[ $cur && -d $cur ]] && COMPREPLY+=("$cur:")
+        fi
+        ;;
+    --session) _isd_add "$cur" "$(_isd_session_ids)" ;;
+    --mask | --unmask)
+        _isd_add "$cur" "$_isd_mask_globs"
+        _isd_files "$cur"
+        ;;
     --allow-file | --network-log) _isd_files "$cur" ;;
     --forward-unix)
         # SANDBOX_PATH:HOST_PATH; the host path is an existing socket.
@@ -470,6 +539,27 @@ _isd_image()
     esac
 }
 
+# isd diff [ID] [--stat] [--name-only] [PATH...], isd apply [ID] [--force]
+# [PATH...]: options, a session id, paths of the project.
+_isd_session_cmd()
+{
+    local cur=${_isd_words[_isd_cword]} opts
+    case ${_isd_words[1]} in
+    diff) opts=$'--stat\n--name-only\n--help' ;;
+    apply) opts=$'--force\n--help' ;;
+    esac
+    if [[ $cur == -* ]]; then
+        _isd_add "$cur" "$opts"
+        return
+    fi
+    local -i i n=0
+    for ((i = 2; i < _isd_cword; i++)); do
+        [[ ${_isd_words[i]} == -* ]] || ((n++))
+    done
+    ((n == 0)) && _isd_add "$cur" "$(_isd_session_ids)"
+    _isd_files "$cur"
+}
+
 # isd profile list|show NAME|edit NAME
 _isd_profile()
 {
@@ -501,8 +591,8 @@ _isd()
 
     if ((_isd_cword == 1)); then
         local w
-        for w in exec run build image profile doctor seccomp gc version help \
-            --version --help; do
+        for w in exec run build image profile session diff apply discard \
+            doctor seccomp gc version help --version --help; do
             [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
         done
         return 0
@@ -533,6 +623,19 @@ _isd()
         ;;
     profile)
         _isd_profile
+        ;;
+    session)
+        if ((_isd_cword == 2)); then
+            _isd_add "$cur" $'list\nhelp'
+        elif [[ ${_isd_words[2]} == list || ${_isd_words[2]} == ls ]]; then
+            ((_isd_cword == 3)) && _isd_add "$cur" --json
+        fi
+        ;;
+    diff | apply)
+        _isd_session_cmd
+        ;;
+    discard)
+        ((_isd_cword == 2)) && _isd_add "$cur" "$(_isd_session_ids)"
         ;;
     doctor)
         ((_isd_cword == 2)) && _isd_add "$cur" --json

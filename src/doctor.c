@@ -158,6 +158,23 @@ static int mount_overlay(void *arg)
 	return 0;
 }
 
+/* The fix for AppArmor's userns restriction: load the profile the package
+ * installed, or install the copy `meson install` left in the prefix (with
+ * this isd's path in it); AppArmor attaches profiles by path, so a build
+ * tree's isd needs the sysctl. */
+static void apparmor_fix(char *fix, size_t size)
+{
+	static const char etc[] = "/etc/apparmor.d/isd";
+
+	if (isd_running_uninstalled())
+		snprintf(fix, size, "AppArmor profiles attach by path: install isd (meson install, then its %s), or sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
+			 ISD_APPARMOR_PROFILE);
+	else if (access(etc, F_OK) == 0)
+		snprintf(fix, size, "load the installed profile: sudo apparmor_parser -r %s", etc);
+	else
+		snprintf(fix, size, "sudo install -m 0644 %s %s && sudo apparmor_parser -r %s", ISD_APPARMOR_PROFILE, etc, etc);
+}
+
 static void check_userns(struct report *r)
 {
 	struct check *c = add(r, "user namespaces", true);
@@ -176,8 +193,7 @@ static void check_userns(struct report *r)
 	else if (deb == 0)
 		snprintf(c->fix, sizeof(c->fix), "sysctl -w kernel.unprivileged_userns_clone=1 (Debian)");
 	else if (apparmor == 1)
-		snprintf(c->fix, sizeof(c->fix),
-			 "Ubuntu restricts user namespaces: install packaging/apparmor/isd to /etc/apparmor.d/isd and run apparmor_parser -r /etc/apparmor.d/isd");
+		apparmor_fix(c->fix, sizeof(c->fix));
 	else
 		snprintf(c->fix, sizeof(c->fix), "isd may run inside a container whose seccomp profile forbids namespaces");
 }
@@ -200,7 +216,7 @@ static void check_apparmor(struct report *r)
 		set(c, OK, "restricted, and an AppArmor profile for isd is loaded");
 	else {
 		set(c, WARN, "restricted, and no AppArmor profile for isd is loaded");
-		snprintf(c->fix, sizeof(c->fix), "install packaging/apparmor/isd to /etc/apparmor.d/isd; apparmor_parser -r /etc/apparmor.d/isd");
+		apparmor_fix(c->fix, sizeof(c->fix));
 	}
 }
 

@@ -105,7 +105,11 @@ static int exec_isd_build(char **argv)
 	argv[0] = (char *)path;
 	execv(path, argv);
 	isd_error(-errno, "isd %s: running %s", argv[1], path);
+#ifdef ISD_NO_ROOTFS_BUILDER
+	isd_error_hint("this isd was built without isd build and isd image (meson -Drootfs_builder=disabled)");
+#else
 	isd_error_hint("reinstall isd: isd build and isd image are in that program");
+#endif
 	isd_error_print("");
 	return ISD_EXIT_FAILURE;
 }
