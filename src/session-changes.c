@@ -689,40 +689,6 @@ char *isd_quote_path(const char *prefix, const char *path)
 	return res;
 }
 
-/* Lexically: "a/./b/../c" is "a/c"; ".." never climbs above "/". */
-static char *normalize(const char *abs)
-{
-	char *res = isd_xmalloc(strlen(abs) + 2), *w = res;
-
-	for (const char *p = abs; *p;) {
-		const char *start;
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		start = p;
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - start);
-		if (len == 1 && start[0] == '.')
-			continue;
-		if (len == 2 && start[0] == '.' && start[1] == '.') {
-			while (w > res && *--w != '/')
-				;
-			continue;
-		}
-		*w++ = '/';
-		memcpy(w, start, len);
-		w += len;
-	}
-	if (w == res)
-		*w++ = '/';
-	*w = '\0';
-	return res;
-}
-
 int isd_project_relative(const char *project, const char *cwd, const char *arg, char **out)
 {
 	_cleanup_free_ char *abs = NULL, *norm = NULL;
@@ -734,7 +700,8 @@ int isd_project_relative(const char *project, const char *cwd, const char *arg, 
 		abs = isd_xasprintf("%s/%s", cwd, arg);
 	else
 		abs = isd_xasprintf("%s/%s", project, arg);
-	norm = normalize(abs);
+	if (isd_resolve_abs_path_lexically(abs, &norm) < 0)
+		return isd_error(0, "%s: not a path", arg);
 	if (!strcmp(project, "/")) {
 		*out = isd_xstrdup(norm + 1);
 		return 0;

@@ -248,7 +248,9 @@ int isd_parse_octal_mode(const char *s, uint32_t *out)
 	return 0;
 }
 
-int isd_normalize_abs_path(const char *in, char **out)
+/* One lexical pass: "//" and "/./" collapse; ".." is refused, or with
+ * resolve_dotdot removes the component before it (never above "/"). */
+static int normalize_path(const char *in, bool resolve_dotdot, char **out)
 {
 	size_t len = strlen(in);
 	char *res, *w;
@@ -259,7 +261,7 @@ int isd_normalize_abs_path(const char *in, char **out)
 	res = isd_xmalloc(len + 2);
 	w = res;
 	while (*p) {
-		const char *start, *end;
+		const char *start;
 		size_t clen;
 
 		while (*p == '/')
@@ -269,13 +271,17 @@ int isd_normalize_abs_path(const char *in, char **out)
 		start = p;
 		while (*p && *p != '/')
 			p++;
-		end = p;
-		clen = (size_t)(end - start);
+		clen = (size_t)(p - start);
 		if (clen == 1 && start[0] == '.')
 			continue;
 		if (clen == 2 && start[0] == '.' && start[1] == '.') {
-			free(res);
-			return -EINVAL;
+			if (!resolve_dotdot) {
+				free(res);
+				return -EINVAL;
+			}
+			while (w > res && *--w != '/')
+				;
+			continue;
 		}
 		*w++ = '/';
 		memcpy(w, start, clen);
@@ -286,6 +292,16 @@ int isd_normalize_abs_path(const char *in, char **out)
 	*w = '\0';
 	*out = res;
 	return 0;
+}
+
+int isd_normalize_abs_path(const char *in, char **out)
+{
+	return normalize_path(in, false, out);
+}
+
+int isd_resolve_abs_path_lexically(const char *in, char **out)
+{
+	return normalize_path(in, true, out);
 }
 
 int isd_write_all(int fd, const void *buf, size_t len)

@@ -96,6 +96,9 @@ int isd_parse_octal_mode(const char *s, uint32_t *out);
 /* Collapse "//", "/./" and trailing "/" in an absolute path; refuses ".."
  * components (a destination must say where it is without tricks). */
 int isd_normalize_abs_path(const char *in, char **out);
+/* The same, but ".." removes the component before it (never above "/"):
+ * for paths that name what the user means, not a mount destination. */
+int isd_resolve_abs_path_lexically(const char *in, char **out);
 
 /* For `isd profile list` and `isd seccomp list`: every NAME+suffix in dirs,
  * searched in order, one line each; later ones that an earlier directory

@@ -47,6 +47,12 @@ static void test_modes_ids_paths(void)
 	free(p);
 	CHECK(isd_normalize_abs_path("/a/../etc", &p) < 0);
 	CHECK(isd_normalize_abs_path("a/b", &p) < 0);
+	CHECK(isd_resolve_abs_path_lexically("/p/a/../b/./c/", &p) == 0 && !strcmp(p, "/p/b/c"));
+	free(p);
+	CHECK(isd_resolve_abs_path_lexically("/a/../../..", &p) == 0 && !strcmp(p, "/"));
+	free(p);
+	CHECK(isd_resolve_abs_path_lexically("/x/..", &p) == 0 && !strcmp(p, "/"));
+	free(p);
 }
 
 static void free_mount(struct isd_mount *m)
