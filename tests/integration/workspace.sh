@@ -213,3 +213,25 @@ test_git_worktree_pointer_readonly() {
 	expect_not_contains "$out" WROTE "a worktree's .git pointer is read-only"
 	case "$(cat "$T/wt/.git")" in gitdir:*"$P"*) ;; *) fail "worktree pointer changed: $(cat "$T/wt/.git")" ;; esac
 }
+
+# Inside a container, $XDG_STATE_HOME is often on the container's overlay,
+# which cannot hold another overlay's upper layer: one line with both fixes,
+# no session left behind.
+test_cow_upper_on_overlay_one_line() {
+	make_project
+	mkdir -p "$T/o/l" "$T/o/u" "$T/o/w" "$T/o/m"
+	unshare -Urm true 2>/dev/null || skip "unshare -Urm not permitted here"
+	unshare -Urm sh -c '
+		mount -t overlay -o "lowerdir=$1/l,upperdir=$1/u,workdir=$1/w,userxattr" ov "$1/m" || exit 77
+		XDG_STATE_HOME=$1/m/state "$2" exec --profile none --workspace "$3:cow" -- true >"$1/out" 2>"$1/err"
+		echo $? >"$1/rc"
+		ls "$1/m/state/isd/sessions" >"$1/left" 2>/dev/null' sh "$T/o" "$ISD" "$P"
+	[ -f "$T/o/rc" ] || skip "no overlayfs in a user namespace here"
+	rc=$(cat "$T/o/rc")
+	err=$(cat "$T/o/err")
+	expect_rc 125 "cow workspace with sessions on an overlay"
+	[ "$(printf '%s\n' "$err" | grep -c .)" -eq 1 ] || fail "not one line: $err"
+	expect_contains "$err" "upperdir="
+	expect_contains "$err" "--workspace $P:rw"
+	[ ! -s "$T/o/left" ] || fail "a failed start left a session: $(cat "$T/o/left")"
+}
