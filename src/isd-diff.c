@@ -31,23 +31,65 @@ struct stat_row {
 struct differ {
 	int project_fd, upper_fd;
 	enum format format;
+	bool color;
 	struct stat_row *rows;
 	size_t nrows;
 };
 
 static void usage(FILE *out)
 {
-	fputs("Usage: isd diff [ID] [--stat|--name-only] [--] [PATH...]\n"
+	fputs("Usage: isd diff [ID] [--stat|--name-only] [--color[=WHEN]] [--] [PATH...]\n"
 	      "\n"
 	      "What a copy-on-write session (isd exec --workspace DIR:cow) changed in its\n"
 	      "project, as a unified diff in git's format (a/ and b/ are the project).  A\n"
 	      "deleted directory is one line with its file count unless PATHs select inside\n"
 	      "it.  Without ID: the latest session of the current directory's project.\n"
 	      "\n"
-	      "  --stat        a table of changed lines per file\n"
-	      "  --name-only   one path per line after its status: A added, D deleted,\n"
-	      "                M modified, T type changed (file, symlink, directory)\n",
+	      "  --stat          a table of changed lines per file\n"
+	      "  --name-only     one path per line after its status: A added, D deleted,\n"
+	      "                  M modified, T type changed (file, symlink, directory)\n"
+	      "  --color[=WHEN]  auto (the default: when stdout is a terminal and\n"
+	      "                  NO_COLOR is unset), always or never\n",
 	      out);
+}
+
+/* git's colours: headers bold, hunk lines cyan, removals red, additions
+ * green; the text itself is unchanged, so a coloured patch still applies
+ * once the escapes are stripped. */
+static void print_patch(const struct differ *d, const char *buf, size_t len)
+{
+	const char *end = buf + len;
+	bool header = true;
+
+	if (!d->color) {
+		fwrite(buf, 1, len, stdout);
+		return;
+	}
+	while (buf < end) {
+		const char *nl = memchr(buf, '\n', (size_t)(end - buf));
+		size_t n = nl ? (size_t)(nl - buf) : (size_t)(end - buf);
+		const char *on = NULL;
+
+		if (!strncmp(buf, "diff --git ", 11))
+			header = true;
+		else if (!strncmp(buf, "@@", 2))
+			header = false;
+		if (header)
+			on = "\033[1m";
+		else if (buf[0] == '@')
+			on = "\033[36m";
+		else if (buf[0] == '-')
+			on = "\033[31m";
+		else if (buf[0] == '+')
+			on = "\033[32m";
+		if (on && n)
+			printf("%s%.*s\033[m", on, (int)n, buf);
+		else
+			fwrite(buf, 1, n, stdout);
+		if (nl)
+			putchar('\n');
+		buf += n + (nl ? 1 : 0);
+	}
 }
 
 /* Regular files, symlinks and everything else as git names them. */
@@ -192,7 +234,7 @@ static int file_patch(struct differ *d, const char *path, mode_t old_mode, mode_
 			add_row(d, "", path, adds, dels, NULL);
 		}
 	} else if (git_patch_to_buf(&out, patch) == 0) {
-		fwrite(out.ptr, 1, out.size, stdout);
+		print_patch(d, out.ptr, out.size);
 		git_buf_dispose(&out);
 	}
 	git_patch_free(patch);
@@ -205,8 +247,11 @@ static void mode_header(struct differ *d, const char *path, mode_t old_mode, mod
 
 	if (d->format == STAT)
 		add_row(d, "", path, 0, 0, NULL);
-	else
-		printf("diff --git %s %s\nold mode %06o\nnew mode %06o\n", a, b, git_mode(old_mode), git_mode(new_mode));
+	else {
+		_cleanup_free_ char *text = isd_xasprintf("diff --git %s %s\nold mode %06o\nnew mode %06o\n", a, b,
+							 git_mode(old_mode), git_mode(new_mode));
+		print_patch(d, text, strlen(text));
+	}
 }
 
 static void tree_line(struct differ *d, const struct isd_change *e)
@@ -355,11 +400,11 @@ static void print_stat(struct differ *d)
 	free(d->rows);
 }
 
-static int run(struct isd_session *s, char **paths, enum format format)
+static int run(struct isd_session *s, char **paths, enum format format, bool color)
 {
 	_cleanup_free_ char *upper = isd_session_upper(s), *cwd = getcwd(NULL, 0);
 	_cleanup_strv_ char **rel = NULL;
-	struct differ d = {.format = format, .project_fd = -1, .upper_fd = -1};
+	struct differ d = {.format = format, .color = color, .project_fd = -1, .upper_fd = -1};
 	struct isd_changes all, sel;
 	int r;
 
@@ -402,6 +447,8 @@ int main(int argc, char **argv)
 	enum format format = PATCH;
 	struct isd_session s;
 	bool consumed = false, dashdash = false, id_allowed = true;
+	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
+	bool color = isatty(STDOUT_FILENO) && term && strcmp(term, "dumb") && !(no_color && no_color[0]);
 	int r;
 
 	/* Run as `isd diff ...`: argv[1] is "diff". */
@@ -412,6 +459,12 @@ int main(int argc, char **argv)
 			format = STAT;
 		else if (!dashdash && (!strcmp(argv[i], "--name-only") || !strcmp(argv[i], "--name-status")))
 			format = NAME_ONLY;
+		else if (!dashdash && (!strcmp(argv[i], "--color") || !strcmp(argv[i], "--color=always")))
+			color = true;
+		else if (!dashdash && !strcmp(argv[i], "--color=never"))
+			color = false;
+		else if (!dashdash && !strcmp(argv[i], "--color=auto"))
+			; /* decided above */
 		else if (!dashdash && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
 			usage(stdout);
 			return 0;
@@ -429,7 +482,7 @@ int main(int argc, char **argv)
 	git_libgit2_init();
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, false, &s, &consumed);
 	if (r == 0) {
-		r = run(&s, operands ? operands + consumed : NULL, format);
+		r = run(&s, operands ? operands + consumed : NULL, format, color);
 		isd_session_free(&s);
 	}
 	git_libgit2_shutdown();

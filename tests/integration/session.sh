@@ -237,3 +237,22 @@ assert s["command"] == ["sh", "-c", "echo x >x; dd if=/dev/zero of=blob bs=1k co
 	(cd "$T" && "$ISD" diff) >/dev/null 2>"$T/err"
 	expect_contains "$(cat "$T/err")" "no session for $T"
 }
+
+# Colour as git has it with --color, none in a pipe by default or with
+# NO_COLOR; stripping the escapes gives the plain patch back.
+test_diff_color() {
+	make_project
+	cow_changes
+	run_isd diff "$id" -- a.txt
+	plain=$out
+	expect_not_contains "$plain" "$(printf '\033')" "no colour in a pipe"
+	run_isd diff --color "$id" -- a.txt
+	expect_contains "$out" "$(printf '\033[31m-two\033[m')" "removal in red"
+	expect_contains "$out" "$(printf '\033[32m+TWO\033[m')" "addition in green"
+	expect_contains "$out" "$(printf '\033[36m@@')" "hunk header in cyan"
+	expect_eq "$(printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*m//g')" "$plain" "the text under the colour"
+	run_isd diff --color=never "$id" -- a.txt
+	expect_eq "$out" "$plain" "--color=never"
+	run_isd diff --color=sometimes "$id"
+	expect_rc 125 "a bad --color value"
+}
