@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -205,13 +206,30 @@ int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struc
 	return 1;
 }
 
+/* The walk is the kernel's work, one directory read at a time, and a
+ * project has thousands of directories: a few threads share a queue of
+ * them.  Workers take the lock once per directory, never per entry, and
+ * never record errors themselves (the error message is not per thread). */
+#define WALK_THREADS_MAX 4
+
+struct walk_dir {
+	char *path; /* from the root, "" for the root itself */
+	unsigned depth;
+};
+
 struct mask_walk {
 	struct mask_pattern *masks, *unmasks;
 	size_t n_masks, n_unmasks;
+	int root_fd;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	struct walk_dir *queue;
+	size_t n_queue, cap_queue;
+	unsigned busy; /* workers reading a directory */
+	bool done;
+	bool too_many; /* more than MAX_MASKED matches */
 	char **found;
 	size_t n_found;
-	const char *root;
-	char path[PATH_MAX]; /* of the entry being looked at, from the root */
 };
 
 static bool matches_any(const struct mask_pattern *p, size_t n, const char *rel, const char *name, bool is_dir)
@@ -222,66 +240,122 @@ static bool matches_any(const struct mask_pattern *p, size_t n, const char *rel,
 	return false;
 }
 
-/* getdents' d_type avoids a stat per entry, which is what keeps this walk
- * cheap enough to run at every start on a large tree.  rel_len is the
- * length of this directory's path in w->path. */
-static int walk_masks(struct mask_walk *w, int dirfd, size_t rel_len, unsigned depth)
+/* Called with the lock held. */
+static void queue_push(struct mask_walk *w, char *path, unsigned depth)
 {
-	DIR *d;
-	struct dirent *e;
-	int r = 0;
-
-	if (depth > MAX_DEPTH)
-		return 0;
-	d = fdopendir(dirfd);
-	if (!d) {
-		close(dirfd);
-		return 0;
+	if (w->n_queue == w->cap_queue) {
+		w->cap_queue = w->cap_queue ? 2 * w->cap_queue : 64;
+		w->queue = isd_xrealloc(w->queue, w->cap_queue * sizeof(*w->queue));
 	}
-	while (r == 0 && (e = readdir(d))) {
-		size_t name_len = strlen(e->d_name), len;
+	w->queue[w->n_queue++] = (struct walk_dir){path, depth};
+}
+
+/* One directory: its matches and its subdirectories, handed over at once.
+ * getdents' d_type avoids a stat per entry.  A directory that cannot be
+ * opened (permissions, gone meanwhile) has nothing to mask that the
+ * sandbox could read either. */
+static void read_dir(struct mask_walk *w, const struct walk_dir *dir)
+{
+	char path[PATH_MAX];
+	size_t rel_len = strlen(dir->path);
+	char **found = NULL, **subdirs = NULL;
+	size_t n_found = 0;
+	struct dirent *e;
+	DIR *d;
+	int fd;
+
+	fd = isd_openat2(w->root_fd, rel_len ? dir->path : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	memcpy(path, dir->path, rel_len + 1);
+	while ((e = readdir(d))) {
+		size_t name_len = strlen(e->d_name), len = rel_len;
 		unsigned char type = e->d_type;
 		bool is_dir, dirlike;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (rel_len + name_len + 3 > sizeof(w->path))
+		if (rel_len + name_len + 3 > sizeof(path))
 			continue;
 		if (type == DT_UNKNOWN) {
 			struct stat st;
-			if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 				continue;
 			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 		}
 		is_dir = type == DT_DIR;
 		/* A link matches as what it names: the mount covers its target. */
 		dirlike = is_dir || type == DT_LNK;
-		len = rel_len;
 		if (len)
-			w->path[len++] = '/';
-		memcpy(w->path + len, e->d_name, name_len + 1);
-		len += name_len;
-		if (matches_any(w->masks, w->n_masks, w->path, e->d_name, dirlike) &&
-		    !matches_any(w->unmasks, w->n_unmasks, w->path, e->d_name, dirlike)) {
-			if (w->n_found == MAX_MASKED) {
-				r = isd_error(-E2BIG, "masking files in %s: more than %d paths match the --mask patterns; "
-						      "narrow them or add --unmask", w->root, MAX_MASKED);
-				break;
-			}
-			isd_strv_push(&w->found, is_dir ? isd_xasprintf("%s/", w->path) : isd_xstrdup(w->path));
-			w->n_found++;
-			continue;
+			path[len++] = '/';
+		memcpy(path + len, e->d_name, name_len + 1);
+		if (matches_any(w->masks, w->n_masks, path, e->d_name, dirlike) &&
+		    !matches_any(w->unmasks, w->n_unmasks, path, e->d_name, dirlike)) {
+			isd_strv_push(&found, is_dir ? isd_xasprintf("%s/", path) : isd_xstrdup(path));
+			n_found++;
+		} else if (is_dir && !(dir->depth == 0 && !strcmp(e->d_name, ".git")) && dir->depth < MAX_DEPTH) {
+			/* The git metadata has its own protection, and its
+			 * object store is the largest tree in most projects. */
+			isd_strv_push(&subdirs, isd_xstrdup(path));
 		}
-		/* The git metadata has its own protection, and its object store
-		 * is the largest tree in most projects. */
-		if (is_dir && !(depth == 0 && !strcmp(e->d_name, ".git"))) {
-			int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub >= 0)
-				r = walk_masks(w, sub, len, depth + 1);
-		}
+		path[rel_len] = '\0';
 	}
 	closedir(d);
-	return r;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->n_found + n_found > MAX_MASKED) {
+		w->too_many = true;
+		w->done = true;
+	}
+	for (size_t i = 0; found && found[i] && !w->too_many; i++) {
+		isd_strv_push(&w->found, isd_steal_ptr(found[i]));
+		w->n_found++;
+	}
+	for (size_t i = 0; subdirs && subdirs[i] && !w->done; i++)
+		queue_push(w, isd_steal_ptr(subdirs[i]), dir->depth + 1);
+	pthread_cond_broadcast(&w->changed);
+	pthread_mutex_unlock(&w->lock);
+	isd_strv_free(found);
+	isd_strv_free(subdirs);
+}
+
+static void *walker(void *arg)
+{
+	struct mask_walk *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct walk_dir dir;
+
+		while (!w->n_queue && !w->done)
+			pthread_cond_wait(&w->changed, &w->lock);
+		if (w->done)
+			break;
+		dir = w->queue[--w->n_queue];
+		w->busy++;
+		pthread_mutex_unlock(&w->lock);
+		read_dir(w, &dir);
+		free(dir.path);
+		pthread_mutex_lock(&w->lock);
+		w->busy--;
+		if (!w->n_queue && !w->busy) {
+			w->done = true;
+			pthread_cond_broadcast(&w->changed);
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static struct mask_pattern *compile_all(char *const *patterns, size_t *n)
@@ -304,27 +378,47 @@ static void free_all(struct mask_pattern *p, size_t n)
 
 static int resolve_masks(struct isd_workspace *ws)
 {
-	struct mask_walk *w;
-	int fd, r;
+	struct mask_walk w = {.root_fd = -1};
+	pthread_t threads[WALK_THREADS_MAX - 1];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n_threads = cpus > 1 ? (unsigned)(cpus < WALK_THREADS_MAX ? cpus : WALK_THREADS_MAX) : 1;
+	unsigned started = 0;
 
 	if (!ws->masks)
 		return 0;
-	fd = open(ws->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	w.root_fd = open(ws->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w.root_fd < 0)
 		return isd_error(-errno, "opening the workspace %s to apply the masks", ws->path);
-	w = isd_xcalloc(1, sizeof(*w));
-	w->root = ws->path;
-	w->masks = compile_all(ws->masks, &w->n_masks);
-	w->unmasks = compile_all(ws->unmasks, &w->n_unmasks);
-	r = walk_masks(w, fd, 0, 0);
-	if (r < 0)
-		isd_strv_free(w->found);
-	else
-		ws->masked = w->found;
-	free_all(w->masks, w->n_masks);
-	free_all(w->unmasks, w->n_unmasks);
-	free(w);
-	return r;
+	w.masks = compile_all(ws->masks, &w.n_masks);
+	w.unmasks = compile_all(ws->unmasks, &w.n_unmasks);
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.changed, NULL);
+	queue_push(&w, isd_xstrdup(""), 0);
+	for (; started < n_threads - 1; started++)
+		if (pthread_create(&threads[started], NULL, walker, &w) != 0)
+			break;
+	walker(&w);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	pthread_cond_destroy(&w.changed);
+	pthread_mutex_destroy(&w.lock);
+
+	while (w.n_queue)
+		free(w.queue[--w.n_queue].path);
+	free(w.queue);
+	free_all(w.masks, w.n_masks);
+	free_all(w.unmasks, w.n_unmasks);
+	close(w.root_fd);
+	if (w.too_many) {
+		isd_strv_free(w.found);
+		return isd_error(0, "masking files in %s: more than %d paths match the --mask patterns; "
+				    "narrow them or add --unmask", ws->path, MAX_MASKED);
+	}
+	/* Threads finish in any order; the spec shows a stable list. */
+	if (w.found)
+		qsort(w.found, w.n_found, sizeof(char *), compare_strings);
+	ws->masked = w.found;
+	return 0;
 }
 
 /* What the agent could use to run code later on the host: hooks, and the

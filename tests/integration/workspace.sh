@@ -235,3 +235,17 @@ test_cow_upper_on_overlay_one_line() {
 	expect_contains "$err" "--workspace $P:rw"
 	[ ! -s "$T/o/left" ] || fail "a failed start left a session: $(cat "$T/o/left")"
 }
+
+# A pattern that matches half the tree is a mistake: one line, nothing run.
+test_masks_too_many_one_line() {
+	make_project
+	mkdir -p "$P/many"
+	(cd "$P/many" && seq 4100 | sed 's/$/.log/' | xargs touch)
+	run_isd exec --profile none --workspace "$P" --mask '*.log' -- echo ran
+	expect_rc 125 "4100 masked paths"
+	[ "$(printf '%s\n' "$err" | grep -c .)" -eq 1 ] || fail "not one line: $err"
+	expect_contains "$err" "more than 4096 paths match"
+	expect_not_contains "$out" ran
+	run_isd exec --profile none --workspace "$P" --mask '*.log' --unmask 'many/4*' --unmask 'many/1*' -- sh -c 'wc -c <many/2.log; wc -c <many/41.log'
+	expect_rc 0 "--unmask brings it under the limit"
+}
