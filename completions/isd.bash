@@ -539,13 +539,13 @@ _isd_image()
     esac
 }
 
-# isd diff [ID] [--stat] [--name-only] [--color[=WHEN]] [PATH...], isd apply [ID] [--force]
+# isd diff [ID] [--stat] [--name-only] [--ignored] [--color[=WHEN]] [PATH...], isd apply [ID] [--force]
 # [PATH...]: options, a session id, paths of the project.
 _isd_session_cmd()
 {
     local cur=${_isd_words[_isd_cword]} opts
     case ${_isd_words[1]} in
-    diff) opts=$'--stat\n--name-only\n--color\n--color=always\n--color=never\n--color=auto\n--help' ;;
+    diff) opts=$'--stat\n--name-only\n--ignored\n--color\n--color=always\n--color=never\n--color=auto\n--help' ;;
     apply) opts=$'--force\n--help' ;;
     esac
     if [[ $cur == -* ]]; then

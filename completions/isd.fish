@@ -200,6 +200,7 @@ complete -c isd -n '__isd_is diff apply discard' -a '(__isd_sessions)' -d Sessio
 complete -c isd -n '__isd_is diff apply' -F
 complete -c isd -n '__isd_is diff' -l stat -d 'Changed lines per file'
 complete -c isd -n '__isd_is diff' -l name-only -d 'Only the changed paths'
+complete -c isd -n '__isd_is diff' -l ignored -d 'Also what .gitignore ignores'
 complete -c isd -n '__isd_is diff' -l color -a 'auto always never' -d 'Colour the patch'
 complete -c isd -n '__isd_is apply' -l force -d 'Overwrite files changed on the host'
 

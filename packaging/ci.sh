@@ -18,24 +18,7 @@ set -u
 CI_USER=${1:?usage: packaging/ci.sh USER [SOURCE_TREE]}
 SRC=${2:-$(cd "$(dirname "$0")/.." && pwd)}
 SCRATCH=/tmp/isd-ci-package
-OK=0
-FAIL=0
-SKIP=0
-
-pass() { OK=$((OK + 1)); echo "ok - $*"; }
-fail() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
-skip() { SKIP=$((SKIP + 1)); echo "skip - $*"; }
-# check NAME COMMAND...: one counted check, its output shown on failure.
-check() {
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		pass "$name"
-	else
-		fail "$name"
-		printf '%s\n' "$out" | tail -30 | sed 's/^/    /'
-	fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/check-lib.sh"
 as_user() { runuser -u "$CI_USER" -- env -i HOME="/home/$CI_USER" USER="$CI_USER" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"; }
 summary() {
 	echo

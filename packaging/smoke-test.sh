@@ -8,21 +8,8 @@
 # Usage: packaging/smoke-test.sh [ISD]    (default: isd on PATH)
 set -u
 ISD=${1:-$(command -v isd)}
-FAILED=0
+. "$(dirname "${BASH_SOURCE[0]}")/check-lib.sh"
 
-pass() { echo "ok - $*"; }
-fail() { echo "FAIL - $*"; FAILED=1; }
-skip() { echo "skip - $*"; }
-check() {
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		pass "$name"
-	else
-		fail "$name"
-		printf '%s\n' "$out" | tail -20 | sed 's/^/    /'
-	fi
-}
 # contains NAME PATTERN COMMAND...: the output of COMMAND matches PATTERN.
 contains() {
 	local name=$1 pattern=$2 out
@@ -124,4 +111,4 @@ else
 fi
 
 echo "smoke test done"
-exit $FAILED
+[ "$FAIL" -eq 0 ]

@@ -38,7 +38,7 @@ struct differ {
 
 static void usage(FILE *out)
 {
-	fputs("Usage: isd diff [ID] [--stat|--name-only] [--color[=WHEN]] [--] [PATH...]\n"
+	fputs("Usage: isd diff [ID] [--stat|--name-only] [--ignored] [--color[=WHEN]] [--] [PATH...]\n"
 	      "\n"
 	      "What a copy-on-write session (isd exec --workspace DIR:cow) changed in its\n"
 	      "project, as a unified diff in git's format (a/ and b/ are the project).  A\n"
@@ -48,6 +48,8 @@ static void usage(FILE *out)
 	      "  --stat          a table of changed lines per file\n"
 	      "  --name-only     one path per line after its status: A added, D deleted,\n"
 	      "                  M modified, T type changed (file, symlink, directory)\n"
+	      "  --ignored       also what the project's .gitignore ignores (build\n"
+	      "                  outputs, node_modules/): counted, not shown, by default\n"
 	      "  --color[=WHEN]  auto (the default: when stdout is a terminal and\n"
 	      "                  NO_COLOR is unset), always or never\n",
 	      out);
@@ -400,12 +402,55 @@ static void print_stat(struct differ *d)
 	free(d->rows);
 }
 
-static int run(struct isd_session *s, char **paths, enum format format, bool color)
+/* What the agent built or installed (node_modules/, target/, *.o) would
+ * bury the diff: additions and modifications that the project's own
+ * .gitignore ignores are counted, not shown, unless --ignored or PATHs ask
+ * for them.  Deletions always show. */
+struct ignore {
+	git_repository *repo;
+	char *prefix; /* the project's path in the work tree: "" or "sub/dir/" */
+};
+
+static void ignore_open(const char *project, struct ignore *ig)
+{
+	const char *workdir;
+	size_t n;
+
+	*ig = (struct ignore){0};
+	if (git_repository_open_ext(&ig->repo, project, 0, NULL) < 0) {
+		ig->repo = NULL;
+		return;
+	}
+	workdir = git_repository_workdir(ig->repo);
+	n = workdir ? strlen(workdir) : 0;
+	if (n && !strncmp(project, workdir, n - 1) && (project[n - 1] == '/' || !project[n - 1]))
+		ig->prefix = project[n - 1] ? isd_xasprintf("%s/", project + n) : isd_xstrdup("");
+	if (!ig->prefix) {
+		git_repository_free(ig->repo);
+		ig->repo = NULL;
+	}
+}
+
+static bool ignored(const struct ignore *ig, const struct isd_change *e)
+{
+	_cleanup_free_ char *path = NULL;
+	int yes = 0;
+
+	if (!ig->repo || (e->status != ISD_CHANGE_ADDED && e->status != ISD_CHANGE_MODIFIED))
+		return false;
+	/* A trailing slash makes directory-only patterns ("build/") match. */
+	path = isd_xasprintf("%s%s%s", ig->prefix, e->path, S_ISDIR(e->new_mode) ? "/" : "");
+	return git_ignore_path_is_ignored(&yes, ig->repo, path) == 0 && yes;
+}
+
+static int run(struct isd_session *s, char **paths, enum format format, bool color, bool show_ignored)
 {
 	_cleanup_free_ char *upper = isd_session_upper(s), *cwd = getcwd(NULL, 0);
 	_cleanup_strv_ char **rel = NULL;
 	struct differ d = {.format = format, .color = color, .project_fd = -1, .upper_fd = -1};
 	struct isd_changes all, sel;
+	struct ignore ig = {0};
+	size_t hidden = 0;
 	int r;
 
 	d.project_fd = open(s->project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -429,11 +474,30 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 	isd_changes_free(&all);
 	if (r < 0)
 		goto out;
-	for (size_t i = 0; i < sel.n && r == 0; i++)
+	if (!show_ignored && !rel)
+		ignore_open(s->project, &ig);
+	for (size_t i = 0; i < sel.n && r == 0; i++) {
+		if (ignored(&ig, &sel.v[i])) {
+			size_t n = strlen(sel.v[i].path), j = i;
+
+			/* An ignored directory hides what it holds. */
+			do
+				hidden += !S_ISDIR(sel.v[j].new_mode);
+			while (++j < sel.n && !strncmp(sel.v[j].path, sel.v[i].path, n) && sel.v[j].path[n] == '/');
+			i = j - 1;
+			continue;
+		}
 		r = show(&d, &sel, i);
+	}
 	isd_changes_free(&sel);
 	if (format == STAT)
 		print_stat(&d);
+	if (hidden)
+		fprintf(stderr, "isd: diff: %zu changed file%s that the project's .gitignore ignores not shown "
+				"(isd diff --ignored shows them; isd apply takes them too)\n",
+			hidden, hidden == 1 ? "" : "s");
+	git_repository_free(ig.repo);
+	free(ig.prefix);
 out:
 	close(d.project_fd);
 	if (d.upper_fd >= 0)
@@ -446,7 +510,7 @@ int main(int argc, char **argv)
 	_cleanup_strv_ char **operands = NULL;
 	enum format format = PATCH;
 	struct isd_session s;
-	bool consumed = false, dashdash = false, id_allowed = true;
+	bool consumed = false, dashdash = false, id_allowed = true, show_ignored = false;
 	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
 	bool color = isatty(STDOUT_FILENO) && term && strcmp(term, "dumb") && !(no_color && no_color[0]);
 	int r;
@@ -461,6 +525,8 @@ int main(int argc, char **argv)
 			format = NAME_ONLY;
 		else if (!dashdash && (!strcmp(argv[i], "--color") || !strcmp(argv[i], "--color=always")))
 			color = true;
+		else if (!dashdash && !strcmp(argv[i], "--ignored"))
+			show_ignored = true;
 		else if (!dashdash && !strcmp(argv[i], "--color=never"))
 			color = false;
 		else if (!dashdash && !strcmp(argv[i], "--color=auto"))
@@ -482,7 +548,7 @@ int main(int argc, char **argv)
 	git_libgit2_init();
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, false, &s, &consumed);
 	if (r == 0) {
-		r = run(&s, operands ? operands + consumed : NULL, format, color);
+		r = run(&s, operands ? operands + consumed : NULL, format, color, show_ignored);
 		isd_session_free(&s);
 	}
 	git_libgit2_shutdown();

@@ -256,3 +256,31 @@ test_diff_color() {
 	run_isd diff --color=sometimes "$id"
 	expect_rc 125 "a bad --color value"
 }
+
+# What the project's .gitignore ignores (build outputs, dependencies) is
+# counted, not shown, unless asked for; deletions always show; apply takes
+# everything.
+test_diff_hides_ignored() {
+	make_project
+	command -v git >/dev/null || skip "git not installed"
+	printf 'build/\n*.o\n' >"$P/.gitignore"
+	echo old >"$P/old.o"
+	git -C "$P" init -q
+	sleep 0.05
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c '
+		mkdir -p build/deep && echo bin >build/deep/out && echo 1 >build/x
+		echo obj >new.o && rm old.o && echo CHANGED >keep.txt'
+	expect_rc 0
+	id=$(sessions)
+	run_isd diff --name-only "$id"
+	expect_eq "$out" "$(printf 'M\tkeep.txt\nD\told.o')" "ignored additions hidden, the deletion shown"
+	expect_contains "$err" "3 changed files that the project's .gitignore ignores not shown"
+	run_isd diff --name-only --ignored "$id"
+	expect_eq "$out" "$(printf 'A\tbuild/deep/out\nA\tbuild/x\nM\tkeep.txt\nA\tnew.o\nD\told.o')" "--ignored"
+	expect_not_contains "$err" "ignores"
+	run_isd diff --name-only "$id" -- build
+	expect_eq "$out" "$(printf 'A\tbuild/deep/out\nA\tbuild/x')" "a PATH selects ignored files"
+	run_isd apply "$id"
+	expect_rc 0
+	[ -f "$P/build/deep/out" ] && [ -f "$P/new.o" ] && [ ! -e "$P/old.o" ] || fail "apply takes ignored changes too"
+}
