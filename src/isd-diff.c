@@ -5,6 +5,7 @@
  * only it loads libgit2, whose diff machinery makes the hunks.
  */
 #define _GNU_SOURCE
+#include "isd/diff-git.h"
 #include "isd/session-changes.h"
 #include "isd/session.h"
 #include "isd/syscalls.h"
@@ -436,7 +437,8 @@ static bool ignored(const struct ignore *ig, const struct isd_change *e)
 	_cleanup_free_ char *path = NULL;
 	int yes = 0;
 
-	if (!ig->repo || (e->status != ISD_CHANGE_ADDED && e->status != ISD_CHANGE_MODIFIED))
+	/* git ignores its own directory; isd diff sums it up instead. */
+	if (!ig->repo || (e->status != ISD_CHANGE_ADDED && e->status != ISD_CHANGE_MODIFIED) || isd_diff_git_path(e))
 		return false;
 	/* A trailing slash makes directory-only patterns ("build/") match. */
 	path = isd_xasprintf("%s%s%s", ig->prefix, e->path, S_ISDIR(e->new_mode) ? "/" : "");
@@ -450,7 +452,8 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 	struct differ d = {.format = format, .color = color, .project_fd = -1, .upper_fd = -1};
 	struct isd_changes all, sel;
 	struct ignore ig = {0};
-	size_t hidden = 0;
+	size_t hidden = 0, git_files = 0;
+	bool git_done = false;
 	int r;
 
 	d.project_fd = open(s->project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -476,7 +479,20 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 		goto out;
 	if (!show_ignored && !rel)
 		ignore_open(s->project, &ig);
+	/* Without PATHs, the git metadata is one block (isd-diff-git.c). */
+	for (size_t i = 0; !rel && format != NAME_ONLY && i < sel.n; i++)
+		if (isd_diff_git_path(&sel.v[i]) && !S_ISDIR(sel.v[i].old_mode) && !S_ISDIR(sel.v[i].new_mode))
+			git_files++;
 	for (size_t i = 0; i < sel.n && r == 0; i++) {
+		if (!rel && format != NAME_ONLY && isd_diff_git_path(&sel.v[i])) {
+			if (!git_done && format == STAT)
+				add_row(&d, ".git", "/", 0, 0,
+					isd_xasprintf("%zu changed file%s of git metadata", git_files, git_files == 1 ? "" : "s"));
+			else if (!git_done)
+				isd_diff_git_summary(s->project, upper, d.project_fd, d.upper_fd, &sel, d.color);
+			git_done = true;
+			continue;
+		}
 		if (ignored(&ig, &sel.v[i])) {
 			size_t n = strlen(sel.v[i].path), j = i;
 

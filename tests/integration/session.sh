@@ -284,3 +284,44 @@ test_diff_hides_ignored() {
 	expect_rc 0
 	[ -f "$P/build/deep/out" ] && [ -f "$P/new.o" ] && [ ! -e "$P/old.o" ] || fail "apply takes ignored changes too"
 }
+
+# An agent's commits are dozens of files under .git: diff shows which
+# branches and tags moved and the new commits' subjects instead; PATHs
+# and --name-only still reach every file.
+test_diff_summarizes_git() {
+	make_project
+	command -v git >/dev/null || skip "git not installed"
+	git -C "$P" init -q -b main 2>/dev/null || git -C "$P" init -q
+	git -C "$P" checkout -q -B main
+	git -C "$P" add -A
+	git -C "$P" -c user.name=u -c user.email=u@u commit -qm base
+	base=$(git -C "$P" rev-parse --short=7 HEAD)
+	sleep 0.05
+	run_isd exec --profile none -e GIT_AUTHOR_NAME=a -e GIT_AUTHOR_EMAIL=a@a -e GIT_COMMITTER_NAME=a \
+		-e GIT_COMMITTER_EMAIL=a@a --workspace "$P:cow" -- sh -c '
+		echo more >>keep.txt && git commit -qam "Second: keep more"
+		git checkout -qb topic && echo t >t.txt && git add t.txt && git commit -qm "Topic work" && git tag v1
+		git checkout -q main'
+	expect_rc 0 "commits in a cow workspace"
+	id=$(sessions)
+	run_isd diff "$id"
+	expect_contains "$out" "git metadata .git/: "
+	expect_contains "$out" "$(printf '  branch main: %s -> ' "$base")"
+	expect_contains "$out" "Second: keep more"
+	expect_contains "$out" "  branch topic: new at "
+	expect_contains "$out" "Topic work"
+	expect_contains "$out" "  tag v1: new at "
+	expect_contains "$out" "diff --git a/keep.txt b/keep.txt"
+	expect_not_contains "$out" "diff --git a/.git/" "no patches of git's own files"
+	[ "$(printf '%s\n' "$out" | grep -c 'Topic work')" -eq 2 ] || fail "topic's commit under topic and v1 only: $out"
+	run_isd diff --stat "$id"
+	expect_contains "$out" "changed files of git metadata"
+	run_isd diff "$id" -- .git/refs/heads/main
+	expect_contains "$out" "diff --git a/.git/refs/heads/main b/.git/refs/heads/main"
+	run_isd diff --name-only "$id"
+	expect_contains "$out" "$(printf 'A\t.git/refs/heads/topic')"
+	run_isd apply "$id"
+	expect_rc 0
+	expect_eq "$(git -C "$P" log -1 --format=%s topic)" "Topic work" "the applied repository has the agent's branch"
+	git -C "$P" fsck --no-progress >"$T/fsck" 2>&1 || fail "the applied repository does not pass git fsck"
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
+#include "isd/diff-git.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <git2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Enough to see what an agent did; the rest is counted. */
+#define MAX_COMMITS_SHOWN 10
+/* A walk that finds no end (a new branch on a long history) stops here. */
+#define MAX_COMMITS_WALKED 1000
+
+bool isd_diff_git_path(const struct isd_change *e)
+{
+	if (!strcmp(e->path, ".git"))
+		return S_ISDIR(e->old_mode) || S_ISDIR(e->new_mode);
+	return !strncmp(e->path, ".git/", 5);
+}
+
+/* The first line of a small regular file beneath dfd, or NULL: absent, a
+ * whiteout, a link, anything else. */
+static char *first_line(int dfd, const char *path)
+{
+	_cleanup_close_ int fd = isd_openat2(dfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+					    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	char buf[512];
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return isd_xstrdup(buf);
+}
+
+struct git_view {
+	int project_fd, upper_fd;
+	const char *project, *upper;
+	bool color;
+	git_repository *repo; /* the session's objects and the project's, opened when needed */
+	bool repo_failed;
+};
+
+static git_repository *objects(struct git_view *v)
+{
+	git_odb *odb = NULL;
+	_cleanup_free_ char *mine = isd_xasprintf("%s/.git/objects", v->upper);
+	_cleanup_free_ char *theirs = isd_xasprintf("%s/.git/objects", v->project);
+
+	if (v->repo || v->repo_failed)
+		return v->repo;
+	/* New commits are loose objects in the upper layer; their parents
+	 * are in the project.  Content addressing makes the order moot. */
+	if (git_odb_new(&odb) < 0 || (access(mine, F_OK) == 0 && git_odb_add_disk_alternate(odb, mine) < 0) ||
+	    git_odb_add_disk_alternate(odb, theirs) < 0 || git_repository_wrap_odb(&v->repo, odb) < 0) {
+		v->repo = NULL;
+		v->repo_failed = true;
+	}
+	git_odb_free(odb);
+	return v->repo;
+}
+
+static const char *short_id(const char *hex, char buf[8])
+{
+	snprintf(buf, 8, "%.7s", hex);
+	return buf;
+}
+
+/* The commit a ref file names, following one "ref: " indirection in the
+ * project (for HEAD). */
+static char *project_head(struct git_view *v)
+{
+	_cleanup_free_ char *head = first_line(v->project_fd, ".git/HEAD");
+	_cleanup_free_ char *path = NULL;
+
+	if (!head || strncmp(head, "ref: ", 5))
+		return isd_steal_ptr(head);
+	path = isd_xasprintf(".git/%s", head + 5);
+	return first_line(v->project_fd, path);
+}
+
+static void list_commits(struct git_view *v, const char *new_hex, const char *old_hex)
+{
+	git_repository *repo = objects(v);
+	git_revwalk *walk = NULL;
+	git_oid oid, hide;
+	size_t shown = 0, walked = 0;
+	_cleanup_free_ char *base = old_hex ? NULL : project_head(v);
+
+	if (!repo || git_oid_fromstr(&oid, new_hex) < 0 || git_revwalk_new(&walk, repo) < 0)
+		return;
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
+	if (git_revwalk_push(walk, &oid) < 0)
+		goto out;
+	/* A new branch: what is not on the project's HEAD. */
+	if ((old_hex || base) && git_oid_fromstr(&hide, old_hex ? old_hex : base) == 0)
+		(void)git_revwalk_hide(walk, &hide);
+	while (walked < MAX_COMMITS_WALKED && git_revwalk_next(&oid, walk) == 0) {
+		git_commit *commit = NULL;
+		char hex[GIT_OID_HEXSZ + 1];
+
+		walked++;
+		if (shown == MAX_COMMITS_SHOWN || git_commit_lookup(&commit, repo, &oid) < 0)
+			continue;
+		git_oid_tostr(hex, sizeof(hex), &oid);
+		printf("    %s%.7s%s %s\n", v->color ? "\033[33m" : "", hex, v->color ? "\033[m" : "",
+		       git_commit_summary(commit) ? git_commit_summary(commit) : "");
+		git_commit_free(commit);
+		shown++;
+	}
+	if (walked > shown)
+		printf("    ... and %s%zu more\n", walked == MAX_COMMITS_WALKED ? "at least " : "", walked - shown);
+out:
+	git_revwalk_free(walk);
+}
+
+static void ref_line(struct git_view *v, const struct isd_change *e, const char *kind, const char *name)
+{
+	_cleanup_free_ char *old = first_line(v->project_fd, e->path);
+	_cleanup_free_ char *new = e->status == ISD_CHANGE_DELETED ? NULL : first_line(v->upper_fd, e->path);
+	char a[8], b[8];
+
+	if ((!old && !new) || (old && new && !strcmp(old, new)))
+		return;
+	if (!new)
+		printf("  %s %s: deleted (was %s)\n", kind, name, short_id(old, a));
+	else if (!old)
+		printf("  %s %s: new at %s\n", kind, name, short_id(new, b));
+	else
+		printf("  %s %s: %s -> %s\n", kind, name, short_id(old, a), short_id(new, b));
+	if (new)
+		list_commits(v, new, old);
+}
+
+void isd_diff_git_summary(const char *project, const char *upper, int project_fd, int upper_fd,
+			  const struct isd_changes *c, bool color)
+{
+	struct git_view v = {.project_fd = project_fd, .upper_fd = upper_fd, .project = project, .upper = upper,
+			     .color = color};
+	size_t files = 0;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (isd_diff_git_path(&c->v[i]) && !S_ISDIR(c->v[i].new_mode) && !S_ISDIR(c->v[i].old_mode))
+			files++;
+	printf("%sgit metadata .git/: %zu changed file%s (isd diff -- .git shows them)%s\n", color ? "\033[1m" : "",
+	       files, files == 1 ? "" : "s", color ? "\033[m" : "");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct isd_change *e = &c->v[i];
+
+		if (!strcmp(e->path, ".git/HEAD")) {
+			_cleanup_free_ char *old = first_line(project_fd, e->path);
+			_cleanup_free_ char *new = first_line(upper_fd, e->path);
+			if (old && new && strcmp(old, new))
+				printf("  HEAD: %s -> %s\n", strncmp(old, "ref: ", 5) ? old : old + 5,
+				       strncmp(new, "ref: ", 5) ? new : new + 5);
+		} else if (!strncmp(e->path, ".git/refs/heads/", 16)) {
+			ref_line(&v, e, "branch", e->path + 16);
+		} else if (!strncmp(e->path, ".git/refs/tags/", 15)) {
+			ref_line(&v, e, "tag", e->path + 15);
+		} else if (!strcmp(e->path, ".git/packed-refs")) {
+			printf("  packed refs changed\n");
+		}
+	}
+	git_repository_free(v.repo);
+}
