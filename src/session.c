@@ -410,6 +410,12 @@ void isd_session_finish(struct isd_session *s)
 		if (isd_session_remove(s) < 0)
 			isd_warn("%s", isd_error_message());
 	} else {
+		/* What the line below promises is on disk before it is said: the
+		 * agent's last writes may still be only in the page cache. */
+		_cleanup_free_ char *upper = isd_session_upper(s);
+		_cleanup_close_ int fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || syncfs(fd) < 0)
+			isd_warn("session %s: flushing %s to disk: %s", s->id, upper, strerror(errno));
 		fprintf(stderr, "isd: session %s keeps %zu change%s to %s: isd diff %s, isd apply %s, isd discard %s\n",
 			s->id, count, count == 1 ? "" : "s", s->project, s->id, s->id, s->id);
 	}
