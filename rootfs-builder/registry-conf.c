@@ -36,13 +36,11 @@ static const char *const builtin_aliases[][2] = {
 
 char *isd_registries_conf_path(void)
 {
-	const char *env = getenv("ISD_REGISTRIES_CONF"), *cfg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	const char *env = getenv("ISD_REGISTRIES_CONF");
 
 	if (env && env[0])
 		return isd_xstrdup(env);
-	if (cfg && cfg[0] == '/')
-		return isd_xasprintf("%s/isd/registries.conf", cfg);
-	return isd_xasprintf("%s/.config/isd/registries.conf", home && home[0] == '/' ? home : "/");
+	return isd_xdg_path("XDG_CONFIG_HOME", ".config", "isd/registries.conf");
 }
 
 /* Calls fn for each directive line, split into words; fn returns <0 to
@@ -340,9 +338,5 @@ void isd_reg_ref_free(struct isd_reg_ref *ref)
 /* $XDG_CACHE_HOME/isd (else ~/.cache/isd). */
 char *isd_cache_dir(void)
 {
-	const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-
-	if (cache && cache[0] == '/')
-		return isd_xasprintf("%s/isd", cache);
-	return isd_xasprintf("%s/.cache/isd", home && home[0] == '/' ? home : "/");
+	return isd_xdg_path("XDG_CACHE_HOME", ".cache", "isd");
 }

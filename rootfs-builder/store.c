@@ -27,11 +27,7 @@
 
 char *isd_store_dir(void)
 {
-	const char *data = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-
-	if (data && data[0] == '/')
-		return isd_xasprintf("%s/isd/images", data);
-	return isd_xasprintf("%s/.local/share/isd/images", home && home[0] == '/' ? home : "/");
+	return isd_xdg_path("XDG_DATA_HOME", ".local/share", "isd/images");
 }
 
 /* Names that resolve_image() in src/cli.c accepts, minus the odd ones. */

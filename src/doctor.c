@@ -421,16 +421,12 @@ static void check_overlay(struct report *r)
 {
 	struct check *c = add(r, "overlayfs in a user namespace (cow workspace)", true);
 	int e = try_in_child(CLONE_NEWUSER | CLONE_NEWNS, mount_overlay, NULL);
-	_cleanup_free_ char *root = NULL;
+	_cleanup_free_ char *root = isd_session_root();
 	struct statfs sfs;
 
 	if (e != 0) {
 		set(c, FAIL, "not available (%s)", strerror(e));
 		snprintf(c->fix, sizeof(c->fix), "Linux 5.11 or newer; until then use --workspace DIR:rw");
-		return;
-	}
-	if (isd_session_root(&root) < 0) {
-		set(c, OK, "available");
 		return;
 	}
 	/* The sessions directory may not exist yet: its nearest ancestor
@@ -448,10 +444,7 @@ static void check_overlay(struct report *r)
 static void check_images(struct report *r)
 {
 	struct check *c = add(r, "image store", false);
-	const char *data = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
-	_cleanup_free_ char *dir = data && data[0] == '/' ? isd_xasprintf("%s/isd/images", data)
-							  : isd_xasprintf("%s/.local/share/isd/images", home ? home : "");
+	_cleanup_free_ char *dir = isd_xdg_path("XDG_DATA_HOME", ".local/share", "isd/images");
 	struct stat st;
 
 	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))

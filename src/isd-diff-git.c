@@ -28,18 +28,13 @@ static char *first_line(int dfd, const char *path)
 {
 	_cleanup_close_ int fd = isd_openat2(dfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
 					    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	char buf[512];
+	_cleanup_free_ char *text = NULL;
 	struct stat st;
-	ssize_t n;
 
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || isd_read_fd(fd, &text, NULL) < 0)
 		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return isd_xstrdup(buf);
+	text[strcspn(text, "\n")] = '\0';
+	return text[0] ? isd_steal_ptr(text) : NULL;
 }
 
 struct git_view {

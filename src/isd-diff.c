@@ -551,8 +551,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (!dashdash && argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "isd: diff: unknown option %s\n", argv[i]);
-			usage(stderr);
+			fprintf(stderr, "isd: diff: unknown option %s (see isd diff --help)\n", argv[i]);
 			return ISD_EXIT_FAILURE;
 		} else {
 			/* After "--" there are only PATHs. */

@@ -338,8 +338,6 @@ int isd_options_passwd_lookup(const struct isd_spec *spec, const char *name, uin
 
 int isd_options_resolve_image(struct isd_spec *spec, const char *name)
 {
-	const char *data = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
 	_cleanup_free_ char *base = NULL, *current = NULL, *plain = NULL;
 	struct stat st;
 
@@ -351,10 +349,7 @@ int isd_options_resolve_image(struct isd_spec *spec, const char *name)
 		return 0;
 	if (!name[0] || strchr(name, '/') || name[0] == '.')
 		return isd_error(0, "--image '%s': not an image name (use --rootfs for a directory)", name);
-	if (data && data[0] == '/')
-		base = isd_xasprintf("%s/isd/images", data);
-	else
-		base = isd_xasprintf("%s/.local/share/isd/images", home ? home : "/");
+	base = isd_xdg_path("XDG_DATA_HOME", ".local/share", "isd/images");
 	/* A built image publishes NAME/current -> <id>; resolving it now pins
 	 * this sandbox to that tree even if a rebuild switches the link. */
 	current = isd_xasprintf("%s/%s/current/rootfs", base, name);

@@ -71,14 +71,9 @@ void isd_agent_state_paths(const char *agent, char ***dirs, char ***files)
 
 char **isd_profile_dirs(void)
 {
-	const char *config = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
 	char **dirs = NULL;
 
-	if (config && config[0] == '/')
-		isd_strv_push(&dirs, isd_xasprintf("%s/isd/profiles", config));
-	else if (home && home[0] == '/')
-		isd_strv_push(&dirs, isd_xasprintf("%s/.config/isd/profiles", home));
+	isd_strv_push(&dirs, isd_xdg_path("XDG_CONFIG_HOME", ".config", "isd/profiles"));
 	isd_strv_push(&dirs, isd_xstrdup("/etc/isd/profiles"));
 	isd_strv_push(&dirs, isd_xstrdup(ISD_PROFILES_DIR));
 	/* The source tree only counts for a binary that runs from its build

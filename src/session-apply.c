@@ -311,7 +311,7 @@ int isd_changes_apply(int project_fd, int upper_fd, const struct isd_changes *c,
 
 /* ------------------------------------------------------------------ */
 
-static int apply_usage(FILE *out, int code)
+static int apply_usage(void)
 {
 	fputs("Usage: isd apply [ID] [--force] [PATH...]\n"
 	      "\n"
@@ -319,8 +319,8 @@ static int apply_usage(FILE *out, int code)
 	      "project.  A file changed on the host since the session started is refused\n"
 	      "unless --force.  Applied changes leave the session; a session with none left\n"
 	      "is removed.  Without ID: the latest session of the current directory's project.\n",
-	      out);
-	return code;
+	      stdout);
+	return 0;
 }
 
 static int cmd_apply(struct isd_session *s, char **paths, bool force, int *code)
@@ -384,9 +384,12 @@ int isd_session_cmd_apply(int argc, char **argv)
 		else if (!dashdash && !strcmp(argv[i], "--force"))
 			force = true;
 		else if (!dashdash && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")))
-			return apply_usage(stdout, 0);
+			return apply_usage();
 		else if (!dashdash && argv[i][0] == '-' && argv[i][1])
-			return apply_usage(stderr, ISD_EXIT_FAILURE);
+		{
+			fprintf(stderr, "isd: apply: unknown option %s (see isd apply --help)\n", argv[i]);
+			return ISD_EXIT_FAILURE;
+		}
 		else {
 			/* After "--" there are only PATHs. */
 			if (!operands && dashdash)

@@ -22,17 +22,9 @@
 
 #define ID_LEN 12
 
-int isd_session_root(char **out)
+char *isd_session_root(void)
 {
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-
-	if (state && state[0] == '/')
-		*out = isd_xasprintf("%s/isd/sessions", state);
-	else if (home && home[0] == '/')
-		*out = isd_xasprintf("%s/.local/state/isd/sessions", home);
-	else
-		return isd_error(0, "neither XDG_STATE_HOME nor HOME is an absolute path: no place for workspace sessions");
-	return 0;
+	return isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/sessions");
 }
 
 static bool valid_id_prefix(const char *s)
@@ -212,8 +204,7 @@ int isd_session_create(const char *project, char *const *command, bool keep, str
 	int r;
 
 	session_init(out);
-	if ((r = isd_session_root(&root)) < 0)
-		return r;
+	root = isd_session_root();
 	if ((r = isd_mkdir_p(root, 0700)) < 0)
 		return isd_error(r, "creating %s", root);
 	for (int tries = 0;; tries++) {
@@ -271,8 +262,7 @@ int isd_session_open(const char *id, bool lock, struct isd_session *out)
 	session_init(out);
 	if (!valid_id_prefix(id))
 		return isd_error(0, "'%s' is not a session id (12 hex digits, or a prefix of one)", id);
-	if ((r = isd_session_root(&root)) < 0)
-		return r;
+	root = isd_session_root();
 	ids = list_ids(root);
 	for (size_t i = 0; ids && ids[i]; i++) {
 		char *joined;
@@ -316,8 +306,7 @@ int isd_session_find_latest(const char *dir, bool lock, struct isd_session *out)
 	int r;
 
 	session_init(out);
-	if ((r = isd_session_root(&root)) < 0)
-		return r;
+	root = isd_session_root();
 	ids = list_ids(root);
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct isd_session s;
@@ -350,7 +339,8 @@ int isd_session_from_arg(const char *arg, bool lock, struct isd_session *out, bo
 	int r;
 
 	*consumed = false;
-	if (arg && valid_id_prefix(arg) && isd_session_root(&root) == 0) {
+	if (arg && valid_id_prefix(arg)) {
+		root = isd_session_root();
 		ids = list_ids(root);
 		for (size_t i = 0; ids && ids[i]; i++)
 			if (!strncmp(ids[i], arg, strlen(arg))) {
@@ -511,10 +501,7 @@ static int session_list(bool as_json)
 	json_object *arr = json_object_new_array();
 	int r;
 
-	if ((r = isd_session_root(&root)) < 0) {
-		json_object_put(arr);
-		return r;
-	}
+	root = isd_session_root();
 	ids = list_ids(root);
 	if (!as_json)
 		printf("%-12s  %-19s  %-7s  %7s  %7s  %s\n", "ID", "STARTED", "STATE", "CHANGES", "SIZE", "PROJECT");
@@ -598,12 +585,18 @@ int isd_session_cmd_discard(int argc, char **argv)
 	int r;
 
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		bool help = argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
-
-		fprintf(help ? stdout : stderr,
-			"Usage: isd discard [ID]\n\nRemove a stopped session with its changes (without ID: the latest\n"
-			"session of the current directory's project; isd session list shows them).\n");
-		return help ? 0 : ISD_EXIT_FAILURE;
+		if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+			fputs("Usage: isd discard [ID]\n\nRemove a stopped session with its changes (without ID: the latest\n"
+			      "session of the current directory's project; isd session list shows them).\n",
+			      stdout);
+			return 0;
+		}
+		if (argv[1][0] == '-')
+			fprintf(stderr, "isd: discard: unknown option %s (usage: isd discard [ID])\n", argv[1]);
+		else
+			fprintf(stderr, "isd: discard: expected at most one session ID, got '%s' (usage: isd discard [ID])\n",
+				argv[argc - 1]);
+		return ISD_EXIT_FAILURE;
 	}
 	/* Only ever the session named, never a guess from a mistyped id. */
 	if (argc == 2) {

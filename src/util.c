@@ -304,6 +304,15 @@ int isd_resolve_abs_path_lexically(const char *in, char **out)
 	return normalize_path(in, true, out);
 }
 
+char *isd_xdg_path(const char *var, const char *home_default, const char *sub)
+{
+	const char *base = getenv(var), *home = getenv("HOME");
+
+	if (base && base[0] == '/')
+		return isd_xasprintf("%s/%s", base, sub);
+	return isd_xasprintf("%s/%s/%s", home && home[0] == '/' ? home : "", home_default, sub);
+}
+
 int isd_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

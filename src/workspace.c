@@ -148,7 +148,7 @@ bool isd_workspace_mask_matches(const char *pattern, const char *relpath, bool i
 int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struct isd_mount *out)
 {
 	struct isd_workspace *ws = &spec->workspace;
-	_cleanup_free_ char *home = realpath(caller_home, NULL), *path = NULL;
+	_cleanup_free_ char *home = NULL, *path = NULL;
 	struct isd_mount m = {.type = ISD_MOUNT_BIND};
 	size_t n;
 
@@ -181,6 +181,7 @@ int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struc
 	path = realpath(ws->path, NULL);
 	if (!path)
 		return isd_error(-errno, "--workspace %s", ws->path);
+	home = realpath(caller_home, NULL);
 	n = strlen(path);
 	if (home && (!strcmp(path, "/") || (!strncmp(home, path, n) && (home[n] == '/' || !home[n]))))
 		return isd_error(0, "the workspace %s: that is your home directory or one of its parents; run isd from inside a project directory (or use --profile none)",

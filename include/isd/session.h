@@ -42,7 +42,7 @@ struct isd_session {
 };
 
 /* $XDG_STATE_HOME/isd/sessions (default ~/.local/state/isd/sessions). */
-int isd_session_root(char **out);
+char *isd_session_root(void);
 
 /* A new session for project (absolute), locked by this process. */
 int isd_session_create(const char *project, char *const *command, bool keep, struct isd_session *out);

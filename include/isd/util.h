@@ -105,6 +105,12 @@ int isd_resolve_abs_path_lexically(const char *in, char **out);
  * hides are marked "(shadowed)". */
 void isd_print_named_files(char *const *dirs, const char *suffix, int width);
 
+/* An XDG base directory joined with sub: $VAR/sub when VAR holds an
+ * absolute path, else $HOME/home_default/sub ("/" standing in for a HOME
+ * that is not absolute: a place that fails visibly, never a relative one).
+ * isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/sessions"). */
+char *isd_xdg_path(const char *var, const char *home_default, const char *sub);
+
 /* mkdir -p (each created component gets mode). */
 int isd_mkdir_p(const char *path, unsigned mode);
 

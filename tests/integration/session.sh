@@ -228,7 +228,8 @@ assert s["command"] == ["sh", "-c", "echo x >x; dd if=/dev/zero of=blob bs=1k co
 	run_isd session list
 	expect_contains "$out" "$id"
 	expect_contains "$out" stopped
-	for args in "discard ffffffffffff" "discard zz" "apply ffffffffffff" "session bogus"; do
+	for args in "discard ffffffffffff" "discard zz" "apply ffffffffffff" "session bogus" "diff --bogus" \
+		"apply --bogus" "discard --bogus" "discard a b" "diff --color=sometimes"; do
 		# shellcheck disable=SC2086
 		run_isd $args
 		expect_rc 125 "$args"

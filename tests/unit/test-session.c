@@ -446,7 +446,7 @@ static void test_store(void)
 	struct stat st;
 
 	setenv("XDG_STATE_HOME", state, 1);
-	CHECK(isd_session_root(&root) == 0);
+	root = isd_session_root();
 	mk(project, "src", 0755);
 	CHECK(isd_session_create(project, argv, false, &s) == 0);
 	CHECK(strlen(s.id) == 12 && strspn(s.id, "0123456789abcdef") == 12);
