@@ -7,6 +7,7 @@
 # user with the given VAR=value (no blanks) in its environment.  The guest's
 # files (ISD_UML_RESULTS inside) are copied to OUTDIR; the exit status is the
 # guest's, 1 when the guest did not finish, 77 without user-mode Linux.
+# ISD_UML_PRELOAD: a library user-mode Linux itself runs with (xstate-pad.c).
 # Bounded: ISD_UML_BOOT_TIMEOUT (default 280 s) for the whole machine.
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 OUTDIR GUEST_SCRIPT [VAR=value ...]" >&2; exit 2; }
@@ -38,7 +39,7 @@ done
 boot_timeout=${ISD_UML_BOOT_TIMEOUT:-280}
 start=$(date +%s.%N)
 # Unknown "VAR=value" boot parameters become init's environment.
-timeout -k 10 "$boot_timeout" "$uml" mem="${ISD_UML_MEM:-1G}" rootfstype=hostfs rootflags=/ rw \
+timeout -k 10 "$boot_timeout" env ${ISD_UML_PRELOAD:+LD_PRELOAD="$ISD_UML_PRELOAD"} "$uml" mem="${ISD_UML_MEM:-1G}" rootfstype=hostfs rootflags=/ rw \
 	init="$here/init.sh" con=null con0=fd:0,fd:1 \
 	ISD_UML_OUT="$out" ISD_UML_GUEST="$guest" ISD_UML_UID="${ISD_UML_UID:-1000}" ISD_UML_MODE="${ISD_UML_MODE:-delegated}" \
 	ISD_UML_TIMEOUT=$((boot_timeout - 20)) ISD_UML_ENV="$out/env" \

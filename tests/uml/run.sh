@@ -6,7 +6,8 @@
 #  1. "delegated": a systemd-like delegated subtree (see init.sh), all tests;
 #  2. "systemd-user": a real `systemd --user` and nothing writable, only
 #     test_systemd_user_scope (skipped when /lib/systemd/systemd is absent).
-#   tests/uml/run.sh [--isd PATH] [--probe PATH] [--out DIR]
+#   tests/uml/run.sh [--isd PATH] [--probe PATH] [--preload SO] [--out DIR]
+# --preload: a library user-mode Linux runs with (uml/xstate-pad.c).
 # The test user is the owner of the isd binary (so that it can read the
 # build tree), uid 1000 when root owns it; ISD_UML_UID overrides.
 # Exit: 0 all passed, 1 a failure (or a machine did not finish), 77 when
@@ -24,7 +25,8 @@ while [ $# -gt 0 ]; do
 	--isd) isd=$2; shift 2 ;;
 	--probe) probe=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	*) echo "usage: $0 [--isd PATH] [--probe PATH] [--out DIR]" >&2; exit 2 ;;
+	--preload) ISD_UML_PRELOAD=$(readlink -f "$2"); export ISD_UML_PRELOAD; shift 2 ;;
+	*) echo "usage: $0 [--isd PATH] [--probe PATH] [--preload SO] [--out DIR]" >&2; exit 2 ;;
 	esac
 done
 isd=$(readlink -f "$isd")
