@@ -141,6 +141,40 @@ bool isd_workspace_mask_matches(const char *pattern, const char *relpath, bool i
 	return r;
 }
 
+/* The caller's home as the kernel would resolve it, also when it does not
+ * exist (a fresh account, a HOME set by hand): the deepest existing parent
+ * resolved, the rest appended lexically, so that a parent of a missing home
+ * is still recognised as one.  NULL for a HOME that is not absolute. */
+static char *resolve_home(const char *home)
+{
+	_cleanup_free_ char *lexical = NULL;
+	char *real = realpath(home, NULL);
+	size_t len;
+
+	if (real)
+		return real;
+	if (isd_resolve_abs_path_lexically(home, &lexical) < 0)
+		return NULL;
+	for (len = strlen(lexical);;) {
+		_cleanup_free_ char *prefix = NULL;
+		while (len > 0 && lexical[len - 1] != '/')
+			len--;
+		if (len > 0)
+			len--;
+		prefix = strndup(lexical, len ? len : 1);
+		if (!prefix)
+			return NULL;
+		real = realpath(prefix, NULL);
+		if (real) {
+			char *joined = isd_xasprintf("%s%s", strcmp(real, "/") ? real : "", lexical + len);
+			free(real);
+			return joined;
+		}
+		if (!len)
+			return NULL;
+	}
+}
+
 /* The workspace (--workspace, --project, --session) as a mount: the
  * project at its own path, also the working directory.  Refuses
  * directories that would hand over the whole home.  1 when there is a
@@ -181,9 +215,9 @@ int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struc
 	path = realpath(ws->path, NULL);
 	if (!path)
 		return isd_error(-errno, "--workspace %s", ws->path);
-	home = realpath(caller_home, NULL);
+	home = resolve_home(caller_home);
 	n = strlen(path);
-	if (home && (!strcmp(path, "/") || (!strncmp(home, path, n) && (home[n] == '/' || !home[n]))))
+	if (!strcmp(path, "/") || (home && !strncmp(home, path, n) && (home[n] == '/' || !home[n])))
 		return isd_error(0, "the workspace %s: that is your home directory or one of its parents; run isd from inside a project directory (or use --profile none)",
 				 path);
 	free(ws->path);

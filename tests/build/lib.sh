@@ -117,9 +117,9 @@ base_layout() {
 # with skopeo, nothing but loopback ever contacted ----
 
 need_registry() {
-	command -v docker-registry >/dev/null || skip "docker-registry is not installed (apt-get install docker-registry)"
-	command -v skopeo >/dev/null || skip "skopeo is not installed (apt-get install skopeo)"
-	command -v python3 >/dev/null || skip "python3 is not installed"
+	command -v docker-registry >/dev/null || skip "docker-registry (docker-registry) is not installed"
+	command -v skopeo >/dev/null || skip "skopeo (skopeo) is not installed"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
 }
 
 free_port() {
@@ -172,8 +172,8 @@ layer_digest() {
 # with a throw-away certificate (ISD_CA_FILE / --ca-file) ----
 
 start_https() {
-	command -v python3 >/dev/null || skip "python3 is not installed"
-	command -v openssl >/dev/null || skip "openssl is not installed"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
+	command -v openssl >/dev/null || skip "openssl (openssl) is not installed"
 	rm -f "$T/https.port"
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/https.key" -out "$T/https.crt" -days 1 \
 		-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1 ||
@@ -195,7 +195,7 @@ start_https() {
 # $T/token-requests.log), asking for those credentials when given; then a
 # registry trusting its tokens, its address in $REG.
 start_token_registry() {
-	command -v openssl >/dev/null || skip "openssl is not installed"
+	command -v openssl >/dev/null || skip "openssl (openssl) is not installed"
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/token.key" -out "$T/token.crt" -days 1 \
 		-subj /CN=isd-test-token >/dev/null 2>&1 || fail "openssl could not make a key"
 	rm -f "$T/token.port"
@@ -221,8 +221,8 @@ start_token_registry() {
 # ids above 65535, file capabilities, several platforms ----
 
 need_umoci() {
-	command -v umoci >/dev/null || skip "umoci is not installed (apt-get install umoci)"
-	command -v python3 >/dev/null || skip "python3 is not installed"
+	command -v umoci >/dev/null || skip "umoci (umoci) is not installed"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
 }
 
 # Whether $T's file system keeps user.* xattrs (tmpfs before Linux 6.6

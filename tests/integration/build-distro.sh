@@ -11,7 +11,7 @@
 
 need_gpg() {
 	for t in gpg gpgv xz; do
-		command -v $t >/dev/null || skip "$t is not installed (apt-get install gnupg gpgv xz-utils)"
+		command -v $t >/dev/null || skip "$t (gnupg gpgv xz-utils) is not installed"
 	done
 }
 
@@ -147,7 +147,7 @@ test_build_run_dnf_install() {
 	store
 	need_subids
 	for t in dnf rpm rpmbuild createrepo_c dpkg-query python3; do
-		command -v $t >/dev/null || skip "$t is not installed (apt-get install dnf rpm createrepo-c)"
+		command -v $t >/dev/null || skip "$t (dnf rpm createrepo-c) is not installed"
 	done
 	# The image: dnf, rpm and a shell with their dependencies, copied from
 	# the host's installed packages (documentation left out).
@@ -222,8 +222,8 @@ daemon:daemon 644 /usr/share/isdprobe/daemon-file"
 test_build_matches_buildah() {
 	store
 	need_subids
-	command -v buildah >/dev/null || skip "buildah is not installed"
-	command -v python3 >/dev/null || skip "python3 is not installed"
+	command -v buildah >/dev/null || skip "buildah (buildah) is not installed"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
 	base_layout
 	B="buildah --root $T/buildah/root --runroot $T/buildah/run --storage-driver vfs"
 	# An unprivileged caller reads and removes buildah's storage (subordinate

@@ -322,7 +322,7 @@ test_registry_credentials() {
 test_registry_basic_auth() {
 	store
 	need_registry
-	command -v htpasswd >/dev/null || skip "htpasswd is not installed (apt-get install apache2-utils)"
+	command -v htpasswd >/dev/null || skip "htpasswd (apache2-utils) is not installed"
 	base_layout
 	htpasswd -Bbn carol 'pa55:w0rd' >"$T/htpasswd" 2>/dev/null || fail "htpasswd -B failed"
 	start_registry basic "auth:

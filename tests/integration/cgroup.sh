@@ -198,7 +198,7 @@ test_memory_hog_oom_killed() {
 
 test_pids_limit_stops_fork_bomb() {
 	need_delegation
-	command -v perl >/dev/null || skip "perl not installed"
+	command -v perl >/dev/null || skip "perl (perl) is not installed"
 	before=$(cg_leftovers)
 	sleep 30 &
 	host_pid=$!

@@ -256,7 +256,7 @@ test_bind_ro_rw() {
 }
 
 test_bind_ro_recursive() {
-	command -v unshare >/dev/null || skip "unshare not installed"
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 	mkdir -p "$T/ro/sub"
 	# A submount under the bind source, made in a user+mount namespace of
 	# the test's own, must be read-only inside too.
@@ -362,7 +362,7 @@ test_setcap_binary_gains_nothing() {
 	if [ -n "${ISD_TEST_CAPFILE:-}" ] && [ -f "$ISD_TEST_CAPFILE" ]; then
 		capfile=$ISD_TEST_CAPFILE
 	else
-		command -v setcap >/dev/null || skip "setcap (libcap2-bin) not installed"
+		command -v setcap >/dev/null || skip "setcap (libcap2-bin) is not installed"
 		cp "$PROBE" "$T/capprobe"
 		unshare -r setcap cap_dac_override,cap_sys_admin+ep "$T/capprobe" 2>/dev/null ||
 			skip "setting file capabilities needs CAP_SETFCAP (CI sets ISD_TEST_CAPFILE)"
@@ -456,7 +456,7 @@ test_stdio_pipes() {
 test_print_spec() {
 	run_isd exec --print-spec --tmpfs /data:size=1g,exec -v "$T:/proj:ro" -w /proj --memory 4g -- sh -c true
 	expect_rc 0
-	command -v python3 >/dev/null || skip "python3 needed to parse JSON"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed: needed to parse JSON"
 	printf '%s' "$out" | python3 -c '
 import json, sys
 s = json.load(sys.stdin)
@@ -474,7 +474,7 @@ assert all(n for n in s["namespaces"].values())
 }
 
 test_tiocsti_without_tty() {
-	command -v script >/dev/null || skip "script (bsdutils) not installed"
+	command -v script >/dev/null || skip "script (bsdutils) is not installed"
 	# Run isd on a terminal; the payload has no controlling terminal, so it
 	# cannot push input into the caller's.
 	script -qec "\"$ISD\" exec -v \"$PROBE:/probe:ro\" -- /probe tiocsti" /dev/null </dev/null >"$T/out" 2>&1
@@ -484,7 +484,7 @@ test_tiocsti_without_tty() {
 # An outer container that masks part of /proc (as Docker and Podman do)
 # makes the kernel refuse a fresh procfs in any namespace below it.
 test_masked_proc_detected() {
-	command -v unshare >/dev/null || skip "unshare not installed"
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 	unshare -Urm sh -c 'mount --bind /dev/null /proc/timer_list || mount --bind /dev/null /proc/keys || exit 77
 		"$0" exec -- true' "$ISD" >"$T/out" 2>"$T/err"
 	rc=$?
@@ -532,7 +532,7 @@ test_nested_isd() {
 # A kernel (or an outer container's seccomp profile) without the new mount
 # API: one line that names the kernel version isd needs.
 test_no_mount_api_explained() {
-	command -v python3 >/dev/null || skip "python3 needed to edit a profile"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed: needed to edit a profile"
 	profiles=$ISD_TEST_SRCDIR/seccomp-profiles
 	python3 -c '
 import json, sys

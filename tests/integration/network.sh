@@ -9,7 +9,7 @@ SPY=/usr/bin/python3
 
 # Throw-away CA and a certificate for web.test and other.test.
 make_certs() {
-	command -v openssl >/dev/null || skip "openssl is not installed"
+	command -v openssl >/dev/null || skip "openssl (openssl) is not installed"
 	(
 		cd "$T" || exit 1
 		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem \
@@ -46,9 +46,9 @@ stop_servers() {
 
 # Servers, content and the usual netless flags ($NL).
 net_setup() {
-	command -v curl >/dev/null || skip "curl is not installed"
-	[ -x "$SPY" ] || skip "$SPY is not installed"
-	HPY=$(command -v python3) || skip "python3 is not installed"
+	command -v curl >/dev/null || skip "curl (curl) is not installed"
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	HPY=$(command -v python3) || skip "python3 (python3) is not installed"
 	trap stop_servers EXIT
 	make_certs
 	mkdir -p "$T/www"
@@ -315,7 +315,7 @@ test_netless_network_log() {
 
 private_usable() {
 	command -v pasta >/dev/null || command -v slirp4netns >/dev/null ||
-		[ -x /usr/bin/pasta ] || [ -x /usr/bin/slirp4netns ] || skip "neither pasta (passt) nor slirp4netns is installed"
+		[ -x /usr/bin/pasta ] || [ -x /usr/bin/slirp4netns ] || skip "neither pasta (passt) nor slirp4netns (slirp4netns) is installed"
 	[ -r /dev/net/tun ] && [ -w /dev/net/tun ] || skip "/dev/net/tun is not usable by this user (mode 0600: chmod 0666 /dev/net/tun)"
 	awk '$2 == "00000000" {found = 1} END {exit !found}' /proc/net/route ||
 		skip "isd's own network namespace has no default route to share (nested with an unshared network?)"
@@ -346,7 +346,7 @@ test_private_network_pasta() {
 }
 
 test_private_network_slirp4netns() {
-	command -v slirp4netns >/dev/null || [ -x /usr/bin/slirp4netns ] || skip "slirp4netns is not installed"
+	command -v slirp4netns >/dev/null || [ -x /usr/bin/slirp4netns ] || skip "slirp4netns (slirp4netns) is not installed"
 	private_usable
 	net_setup
 	private_check slirp4netns

@@ -8,6 +8,8 @@ file=$1
 func=$2
 . "$(dirname "$0")/lib.sh"
 . "$file"
+ISD_TEST_PID=$$
+trap 'exit 77' USR1
 test_setup
 trap test_teardown EXIT
 "$func"

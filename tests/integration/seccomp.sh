@@ -255,7 +255,7 @@ test_seccomp_workload_shell() {
 }
 
 test_seccomp_workload_git() {
-	command -v git >/dev/null || skip "git not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
 	workload -e GIT_AUTHOR_NAME=isd -e GIT_AUTHOR_EMAIL=isd@example.org \
 		-e GIT_COMMITTER_NAME=isd -e GIT_COMMITTER_EMAIL=isd@example.org -- sh -c '
 		set -e
@@ -268,7 +268,7 @@ test_seccomp_workload_git() {
 }
 
 test_seccomp_workload_cc() {
-	command -v cc >/dev/null || skip "no C compiler"
+	command -v cc >/dev/null || skip "cc (gcc) is not installed"
 	workload -- sh -c '
 		set -e
 		cat >t.c <<EOF
@@ -294,7 +294,7 @@ EOF
 }
 
 test_seccomp_workload_python() {
-	command -v python3 >/dev/null || skip "python3 not installed"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
 	workload -- python3 -c '
 import concurrent.futures, multiprocessing, os, subprocess, tempfile
 with tempfile.NamedTemporaryFile(dir="/w") as f:
@@ -310,7 +310,7 @@ print(out, sq, mp, len(os.urandom(4)))'
 }
 
 test_seccomp_workload_node() {
-	command -v node >/dev/null || skip "node not installed"
+	command -v node >/dev/null || skip "node (nodejs) is not installed"
 	# libuv tries io_uring first; ENOSYS must send it to its thread pool
 	workload -- node -e '
 const fs = require("fs"), cp = require("child_process");
@@ -325,14 +325,14 @@ fs.promises.readFile("/w/x", "utf8").then((d) => {
 }
 
 test_seccomp_workload_make() {
-	command -v make >/dev/null || skip "make not installed"
+	command -v make >/dev/null || skip "make (make) is not installed"
 	workload -- sh -c 'printf "all: a b\n\t@echo done\na:\n\t@true\nb:\n\t@true\n" >Makefile && make -s -j2'
 	expect_rc 0 "make: $err"
 	expect_eq "$out" "done"
 }
 
 test_seccomp_workload_go() {
-	command -v go >/dev/null || skip "go not installed"
+	command -v go >/dev/null || skip "go (golang-go) is not installed"
 	goroot=$(go env GOROOT)
 	workload -e GOCACHE=/w/cache -e GOPATH=/w/go -e GOFLAGS=-mod=mod -e "PATH=$goroot/bin:/usr/bin:/bin" -- sh -c '
 		set -e

@@ -263,7 +263,7 @@ test_diff_color() {
 # everything.
 test_diff_hides_ignored() {
 	make_project
-	command -v git >/dev/null || skip "git not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
 	printf 'build/\n*.o\n' >"$P/.gitignore"
 	echo old >"$P/old.o"
 	git -C "$P" init -q
@@ -291,7 +291,7 @@ test_diff_hides_ignored() {
 # and --name-only still reach every file.
 test_diff_summarizes_git() {
 	make_project
-	command -v git >/dev/null || skip "git not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
 	git -C "$P" init -q -b main 2>/dev/null || git -C "$P" init -q
 	git -C "$P" checkout -q -B main
 	git -C "$P" add -A

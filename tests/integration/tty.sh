@@ -2,7 +2,7 @@
 # `isd exec -t`, driven through tmux as a person at a terminal would.
 
 tmux_start() {
-	command -v tmux >/dev/null || skip "tmux not installed"
+	command -v tmux >/dev/null || skip "tmux (tmux) is not installed"
 	TM="tmux -L isd-test-$$ -f /dev/null"
 	# The outer shell records the terminal settings before and after isd.
 	cat >"$T/session.sh" <<EOF

@@ -174,7 +174,7 @@ assert "config/prod.env" not in w["masked"], w["masked"]
 }
 
 init_repo() {
-	command -v git >/dev/null || skip "git not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
 	git -C "$P" init -q
 	git -C "$P" -c user.email=t@t -c user.name=t commit -q --allow-empty -m init
 	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t

@@ -6,8 +6,12 @@
 
 #include "check.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 
 static void test_sizes(void)
@@ -132,15 +136,20 @@ static void test_cpus(void)
 	CHECK(isd_cli_parse_cpus("1.", 100000, &q) == 0 && q == 100000);
 }
 
-static int parse(struct isd_spec *spec, char **env, const char *const *args)
+static int parse_as(struct isd_spec *spec, char **env, const char *const *args, const char *home, const char *cwd)
 {
-	struct isd_caller caller = {.uid = 1000, .gid = 1000, .home = "/home/me", .cwd = "/", .environ = env};
+	struct isd_caller caller = {.uid = 1000, .gid = 1000, .home = home, .cwd = cwd, .environ = env};
 	int argc = 0;
 
 	while (args[argc])
 		argc++;
 	isd_spec_init(spec);
 	return isd_cli_parse_exec(argc, (char **)args, &caller, spec);
+}
+
+static int parse(struct isd_spec *spec, char **env, const char *const *args)
+{
+	return parse_as(spec, env, args, "/home/me", "/");
 }
 
 static void test_exec_parse(void)
@@ -246,6 +255,63 @@ static void test_profile_detection(void)
 	}
 }
 
+/* The workspace guard: a home, or a parent of it, is never the workspace,
+ * whether the home exists or not (a fresh account, HOME set by hand). */
+static bool refused_as_home(const char *home, const char *cwd, const char *workspace)
+{
+	char *env[] = {"PATH=/bin", NULL};
+	_cleanup_free_ char *ws = workspace ? isd_xasprintf("%s:ro", workspace) : NULL;
+	const char *with_ws[] = {"exec", "--workspace", ws, "sh", NULL};
+	const char *agent[] = {"exec", "--agent", "omp", "sh", NULL};
+	struct isd_spec spec;
+	int r = parse_as(&spec, env, ws ? with_ws : agent, home, cwd);
+	bool refused = r < 0 && strstr(isd_error_message(), "that is your home directory");
+
+	CHECK(r == 0 || refused);
+	isd_spec_free(&spec);
+	return refused;
+}
+
+static void test_home_guard(void)
+{
+	char tmp[] = "/tmp/isd-test-cli.XXXXXX";
+	_cleanup_free_ char *home = NULL, *project = NULL, *gone = NULL, *missing = NULL, *real = NULL,
+			    *link = NULL, *via_link = NULL;
+
+	CHECK(mkdtemp(tmp) != NULL);
+	home = isd_xasprintf("%s/home", tmp);
+	project = isd_xasprintf("%s/home/project", tmp);
+	gone = isd_xasprintf("%s/gone", tmp);
+	missing = isd_xasprintf("%s/gone/me", tmp);
+	real = isd_xasprintf("%s/real", tmp);
+	link = isd_xasprintf("%s/link", tmp);
+	via_link = isd_xasprintf("%s/link/me", tmp);
+	CHECK(mkdir(home, 0700) == 0 && mkdir(project, 0700) == 0 && mkdir(real, 0700) == 0);
+	CHECK(symlink("real", link) == 0);
+
+	CHECK(refused_as_home(home, "/", NULL));
+	CHECK(refused_as_home(home, home, NULL));
+	CHECK(!refused_as_home(home, "/", project));
+	CHECK(refused_as_home(home, "/", tmp));
+	/* the home does not exist: its parents are still refused, also through
+	 * a symbolic link, and "/" always */
+	CHECK(refused_as_home(missing, "/", tmp));
+	CHECK(refused_as_home(missing, "/", "/"));
+	CHECK(refused_as_home("relative/home", "/", "/"));
+	CHECK(refused_as_home(via_link, "/", real));
+	CHECK(!refused_as_home(missing, "/", home));
+	CHECK(mkdir(gone, 0700) == 0);
+	CHECK(refused_as_home(missing, "/", gone));
+	CHECK(!refused_as_home(missing, "/", project));
+
+	rmdir(gone);
+	unlink(link);
+	rmdir(real);
+	rmdir(project);
+	rmdir(home);
+	rmdir(tmp);
+}
+
 static void test_validate(void)
 {
 	char *env[] = {"PATH=/bin", NULL};
@@ -298,6 +364,7 @@ int main(void)
 	test_exec_parse();
 	test_validate();
 	test_profile_detection();
+	test_home_guard();
 	test_optional_bind();
 	return check_result();
 }
