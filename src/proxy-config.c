@@ -484,11 +484,8 @@ struct json_object *isd_netcfg_to_json(const struct isd_spec *spec)
 		json_object_object_add(o, "fake_range", json_object_new_string("198.18.0.0/15"));
 		for (size_t i = 0; i < c->n_allow; i++) {
 			json_object *r = json_object_new_object();
-			char host[INET6_ADDRSTRLEN + 2];
-			if (c->allow[i].wildcard)
-				snprintf(host, sizeof(host), "*.%s", c->allow[i].host);
-			else
-				snprintf(host, sizeof(host), "%s", c->allow[i].host);
+			/* a name may be 253 bytes: the audit shows all of it */
+			_cleanup_free_ char *host = isd_xasprintf("%s%s", c->allow[i].wildcard ? "*." : "", c->allow[i].host);
 			json_object_object_add(r, "host", json_object_new_string(host));
 			if (c->allow[i].port == ISD_PORT_ANY)
 				json_object_object_add(r, "port", json_object_new_string("*"));

@@ -13,13 +13,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-void epoll_add(struct isd_proxy *p, int fd, struct ev *ev, uint32_t events)
+void proxy_epoll_add(struct isd_proxy *p, int fd, struct ev *ev, uint32_t events)
 {
 	struct epoll_event e = {.events = events, .data.ptr = ev};
 	epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &e);
 }
 
-struct conn *conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd)
+struct conn *proxy_conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd)
 {
 	struct conn *c = isd_xcalloc(1, sizeof(*c));
 
@@ -36,16 +36,16 @@ struct conn *conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd)
 		p->conns->prev = c;
 	p->conns = c;
 	p->n_conns++;
-	epoll_add(p, cfd, &c->cev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+	proxy_epoll_add(p, cfd, &c->cev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
 	return c;
 }
 
-void conn_close(struct isd_proxy *p, struct conn *c)
+void proxy_conn_close(struct isd_proxy *p, struct conn *c)
 {
 	char target[300], addr[INET6_ADDRSTRLEN];
 
 	if (c->state == ST_RELAY && c->kind != CK_DNS_TCP) {
-		format_target(c->host, c->port, target, sizeof(target));
+		proxy_format_target(c->host, c->port, target, sizeof(target));
 		isd_addr_format(&c->connected, addr, sizeof(addr));
 		proxy_log(p, false, "allowed %s %s via %s up=%llu down=%llu", c->what, target,
 			  c->kind == CK_FORWARD_UNIX ? "unix" : addr, (unsigned long long)c->up,
@@ -73,7 +73,7 @@ void conn_close(struct isd_proxy *p, struct conn *c)
 	p->dead = c;
 }
 
-void free_dead(struct isd_proxy *p)
+void proxy_free_dead(struct isd_proxy *p)
 {
 	while (p->dead) {
 		struct conn *c = p->dead;
@@ -90,7 +90,7 @@ static void buf_reserve(struct relay_buf *b, size_t cap)
 	}
 }
 
-void buf_append(struct relay_buf *b, const void *data, size_t len)
+void proxy_buf_append(struct relay_buf *b, const void *data, size_t len)
 {
 	if (b->off + b->len + len > b->cap) {
 		if (b->len && b->off)
@@ -104,7 +104,7 @@ void buf_append(struct relay_buf *b, const void *data, size_t len)
 
 /* Reads what is there into b, up to max bytes in total; 1 read something,
  * 0 EAGAIN or full, -1 EOF, -2 error. */
-int buf_fill(int fd, struct relay_buf *b, size_t max)
+int proxy_buf_fill(int fd, struct relay_buf *b, size_t max)
 {
 	ssize_t n;
 
@@ -146,20 +146,20 @@ static int buf_flush(int fd, struct relay_buf *b, uint64_t *count)
 }
 
 /* Moves the bytes still held from the head phase into the upstream buffer. */
-void in_to_upstream(struct conn *c)
+void proxy_in_to_upstream(struct conn *c)
 {
 	if (c->pending) {
-		buf_append(&c->c2u, c->pending, c->pending_len);
+		proxy_buf_append(&c->c2u, c->pending, c->pending_len);
 		free(c->pending);
 		c->pending = NULL;
 	}
 	if (c->in.len)
-		buf_append(&c->c2u, c->in.data + c->in.off, c->in.len);
+		proxy_buf_append(&c->c2u, c->in.data + c->in.off, c->in.len);
 	c->in.len = c->in.off = 0;
 }
 
 /* Returns false when the connection was closed. */
-bool pump(struct isd_proxy *p, struct conn *c)
+bool proxy_pump(struct isd_proxy *p, struct conn *c)
 {
 	bool progress = true;
 
@@ -168,7 +168,7 @@ bool pump(struct isd_proxy *p, struct conn *c)
 
 		progress = false;
 		if (c->state == ST_RELAY && !c->c_eof) {
-			r = buf_fill(c->cfd, &c->c2u, RELAY_BUF);
+			r = proxy_buf_fill(c->cfd, &c->c2u, RELAY_BUF);
 			if (r == -1)
 				c->c_eof = true;
 			else if (r == -2)
@@ -186,7 +186,7 @@ bool pump(struct isd_proxy *p, struct conn *c)
 			}
 		}
 		if ((c->state == ST_RELAY || c->state == ST_SNI) && !c->u_eof) {
-			r = buf_fill(c->ufd, &c->u2c, RELAY_BUF);
+			r = proxy_buf_fill(c->ufd, &c->u2c, RELAY_BUF);
 			if (r == -1)
 				c->u_eof = true;
 			else if (r == -2)
@@ -215,18 +215,18 @@ bool pump(struct isd_proxy *p, struct conn *c)
 		goto close;
 	return true;
 close:
-	conn_close(p, c);
+	proxy_conn_close(p, c);
 	return false;
 }
 
 /* An answer the client can read, then the connection ends. */
-void conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reason)
+void proxy_conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reason)
 {
 	static const uint8_t socks_denied[] = {5, 2, 0, 1, 0, 0, 0, 0, 0, 0};
 	static const uint8_t socks_failed[] = {5, 4, 0, 1, 0, 0, 0, 0, 0, 0};
 	char target[300];
 
-	format_target(c->host[0] ? c->host : "?", c->port, target, sizeof(target));
+	proxy_format_target(c->host[0] ? c->host : "?", c->port, target, sizeof(target));
 	if (status == 403)
 		proxy_log(p, true, "denied %s %s: %s", c->what, target, reason);
 	else
@@ -237,11 +237,11 @@ void conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reas
 	}
 	if (c->state == ST_SNI) {
 		/* the tunnel was answered already: only closing is left */
-		conn_close(p, c);
+		proxy_conn_close(p, c);
 		return;
 	}
 	if (c->kind == CK_PROXY && c->socks) {
-		buf_append(&c->u2c, status == 403 ? socks_denied : socks_failed, sizeof(socks_denied));
+		proxy_buf_append(&c->u2c, status == 403 ? socks_denied : socks_failed, sizeof(socks_denied));
 	} else if (c->kind == CK_PROXY) {
 		char head[512];
 		const char *text = status == 403 ? "Forbidden" : status == 400 ? "Bad Request" :
@@ -251,24 +251,24 @@ void conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reas
 		int n = snprintf(head, sizeof(head),
 				 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
 				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", status, text, strlen(body));
-		buf_append(&c->u2c, head, (size_t)n);
-		buf_append(&c->u2c, body, strlen(body));
+		proxy_buf_append(&c->u2c, head, (size_t)n);
+		proxy_buf_append(&c->u2c, body, strlen(body));
 	} else {
 		/* capture, forward, or a tunnel already answered: only closing is left */
-		conn_close(p, c);
+		proxy_conn_close(p, c);
 		return;
 	}
 	c->state = ST_LINGER;
 	c->deadline = time(NULL) + LINGER_TIMEOUT;
-	pump(p, c);
+	proxy_pump(p, c);
 }
 
-void deny_not_allowed(struct isd_proxy *p, struct conn *c)
+void proxy_deny_not_allowed(struct isd_proxy *p, struct conn *c)
 {
 	char target[300], reason[700];
 
-	format_target(c->host, c->port, target, sizeof(target));
+	proxy_format_target(c->host, c->port, target, sizeof(target));
 	snprintf(reason, sizeof(reason), "%s is not in the allowlist; add --allow %s", target, target);
-	conn_fail(p, c, 403, reason);
+	proxy_conn_fail(p, c, 403, reason);
 }
 

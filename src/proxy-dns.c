@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-void fakes_init(struct isd_proxy *p)
+void proxy_fakes_init(struct isd_proxy *p)
 {
 	struct isd_static_name *names = NULL;
 	size_t n = isd_netcfg_static_names(p->cfg, &names);
@@ -30,7 +30,7 @@ void fakes_init(struct isd_proxy *p)
 	isd_static_names_free(names, n);
 }
 
-void fakes_free(struct isd_proxy *p)
+void proxy_fakes_free(struct isd_proxy *p)
 {
 	for (size_t i = 0; i < p->n_fakes; i++)
 		free(p->fakes[i].name);
@@ -44,7 +44,7 @@ void fakes_free(struct isd_proxy *p)
 	p->n_dns_logged = 0;
 }
 
-const char *fake_lookup(const struct isd_proxy *p, uint32_t fake)
+const char *proxy_fake_lookup(const struct isd_proxy *p, uint32_t fake)
 {
 	for (size_t i = 0; i < p->n_fakes; i++)
 		if (p->fakes[i].fake == fake)
@@ -115,7 +115,7 @@ static int answer(struct isd_proxy *p, const uint8_t *q, size_t qlen, uint8_t *o
 	return isd_dns_build_answer(q, &query, rcode, fake, out, out_size);
 }
 
-void dns_handle_udp(struct isd_proxy *p, int fd)
+void proxy_dns_udp(struct isd_proxy *p, int fd)
 {
 	for (int i = 0; i < 64; i++) {
 		uint8_t q[1500], out[1600];
@@ -132,7 +132,7 @@ void dns_handle_udp(struct isd_proxy *p, int fd)
 	}
 }
 
-bool dns_handle_tcp(struct isd_proxy *p, struct conn *c)
+bool proxy_dns_tcp(struct isd_proxy *p, struct conn *c)
 {
 	while (c->in.len >= 2) {
 		uint8_t *b = (uint8_t *)c->in.data;

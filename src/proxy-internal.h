@@ -132,32 +132,32 @@ struct resolve_job {
 };
 
 /* proxy-conn.c */
-void epoll_add(struct isd_proxy *p, int fd, struct ev *ev, uint32_t events);
-struct conn *conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd);
-void conn_close(struct isd_proxy *p, struct conn *c);
-void free_dead(struct isd_proxy *p);
-void buf_append(struct relay_buf *b, const void *data, size_t len);
-int buf_fill(int fd, struct relay_buf *b, size_t max);
-void in_to_upstream(struct conn *c);
-bool pump(struct isd_proxy *p, struct conn *c);
-void conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reason);
-void deny_not_allowed(struct isd_proxy *p, struct conn *c);
+void proxy_epoll_add(struct isd_proxy *p, int fd, struct ev *ev, uint32_t events);
+struct conn *proxy_conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd);
+void proxy_conn_close(struct isd_proxy *p, struct conn *c);
+void proxy_free_dead(struct isd_proxy *p);
+void proxy_buf_append(struct relay_buf *b, const void *data, size_t len);
+int proxy_buf_fill(int fd, struct relay_buf *b, size_t max);
+void proxy_in_to_upstream(struct conn *c);
+bool proxy_pump(struct isd_proxy *p, struct conn *c);
+void proxy_conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reason);
+void proxy_deny_not_allowed(struct isd_proxy *p, struct conn *c);
 /* proxy.c */
 /* "host:port", "[v6]:port" */
-void format_target(const char *host, uint16_t port, char *buf, size_t len);
+void proxy_format_target(const char *host, uint16_t port, char *buf, size_t len);
 void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* proxy-dns.c */
-void dns_handle_udp(struct isd_proxy *p, int fd);
+void proxy_dns_udp(struct isd_proxy *p, int fd);
 /* Answers for as many complete queries as in holds; returns false to close. */
-bool dns_handle_tcp(struct isd_proxy *p, struct conn *c);
-const char *fake_lookup(const struct isd_proxy *p, uint32_t fake);
-void fakes_init(struct isd_proxy *p);
-void fakes_free(struct isd_proxy *p);
+bool proxy_dns_tcp(struct isd_proxy *p, struct conn *c);
+const char *proxy_fake_lookup(const struct isd_proxy *p, uint32_t fake);
+void proxy_fakes_init(struct isd_proxy *p);
+void proxy_fakes_free(struct isd_proxy *p);
 /* proxy-resolve.c */
-int resolver_start(struct isd_proxy *p);
-void resolver_stop(struct isd_proxy *p);
-void resolver_submit(struct isd_proxy *p, struct conn *c, const char *name);
+int proxy_resolver_start(struct isd_proxy *p);
+void proxy_resolver_stop(struct isd_proxy *p);
+void proxy_resolver_submit(struct isd_proxy *p, struct conn *c, const char *name);
 /* Reads finished jobs; calls done() for each whose connection lives. */
-void resolver_collect(struct isd_proxy *p, void (*done)(struct isd_proxy *, struct conn *, struct resolve_job *));
+void proxy_resolver_collect(struct isd_proxy *p, void (*done)(struct isd_proxy *, struct conn *, struct resolve_job *));
 
 #endif

@@ -57,7 +57,7 @@ static void *worker_main(void *arg)
 	}
 }
 
-int resolver_start(struct isd_proxy *p)
+int proxy_resolver_start(struct isd_proxy *p)
 {
 	sigset_t all, old;
 
@@ -77,7 +77,7 @@ int resolver_start(struct isd_proxy *p)
 	return p->n_workers ? 0 : -EAGAIN;
 }
 
-void resolver_stop(struct isd_proxy *p)
+void proxy_resolver_stop(struct isd_proxy *p)
 {
 	struct resolve_job *job;
 
@@ -105,7 +105,7 @@ void resolver_stop(struct isd_proxy *p)
 	pthread_cond_destroy(&p->cond);
 }
 
-void resolver_submit(struct isd_proxy *p, struct conn *c, const char *name)
+void proxy_resolver_submit(struct isd_proxy *p, struct conn *c, const char *name)
 {
 	struct resolve_job *job = isd_xcalloc(1, sizeof(*job)), **tail;
 
@@ -120,7 +120,7 @@ void resolver_submit(struct isd_proxy *p, struct conn *c, const char *name)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void resolver_collect(struct isd_proxy *p, void (*done)(struct isd_proxy *, struct conn *, struct resolve_job *))
+void proxy_resolver_collect(struct isd_proxy *p, void (*done)(struct isd_proxy *, struct conn *, struct resolve_job *))
 {
 	struct resolve_job *job;
 

@@ -56,7 +56,7 @@ void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...)
 	}
 }
 
-void format_target(const char *host, uint16_t port, char *buf, size_t len)
+void proxy_format_target(const char *host, uint16_t port, char *buf, size_t len)
 {
 	if (strchr(host, ':'))
 		snprintf(buf, len, "[%s]:%u", host, port);
@@ -82,17 +82,17 @@ static void on_connected(struct isd_proxy *p, struct conn *c)
 		setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->deadline = 0;
 	if (c->kind == CK_PROXY && c->socks)
-		buf_append(&c->u2c, socks_ok, sizeof(socks_ok));
+		proxy_buf_append(&c->u2c, socks_ok, sizeof(socks_ok));
 	else if (c->kind == CK_PROXY && !strcmp(c->what, "CONNECT"))
-		buf_append(&c->u2c, ok, sizeof(ok) - 1);
+		proxy_buf_append(&c->u2c, ok, sizeof(ok) - 1);
 	if (c->sni_check) {
 		c->state = ST_SNI;
 		c->deadline = time(NULL) + HEAD_TIMEOUT;
 	} else {
-		in_to_upstream(c);
+		proxy_in_to_upstream(c);
 		c->state = ST_RELAY;
 	}
-	pump(p, c);
+	proxy_pump(p, c);
 }
 
 static void connect_next(struct isd_proxy *p, struct conn *c, int last_err)
@@ -124,7 +124,7 @@ static void connect_next(struct isd_proxy *p, struct conn *c, int last_err)
 		c->connected = *a;
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
 			c->ufd = fd;
-			epoll_add(p, fd, &c->uev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+			proxy_epoll_add(p, fd, &c->uev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
 			c->state = ST_CONNECTING;
 			c->deadline = time(NULL) + CONNECT_TIMEOUT;
 			return;
@@ -136,7 +136,7 @@ static void connect_next(struct isd_proxy *p, struct conn *c, int last_err)
 		char reason[512], addr[INET6_ADDRSTRLEN];
 		isd_addr_format(&c->connected, addr, sizeof(addr));
 		snprintf(reason, sizeof(reason), "connecting to %s failed: %s", addr, strerror(last_err));
-		conn_fail(p, c, last_err == ETIMEDOUT ? 504 : 502, reason);
+		proxy_conn_fail(p, c, last_err == ETIMEDOUT ? 504 : 502, reason);
 	}
 }
 
@@ -148,7 +148,7 @@ static void on_resolved(struct isd_proxy *p, struct conn *c, struct resolve_job 
 	if (job->err || !job->n_addrs) {
 		snprintf(reason, sizeof(reason), "cannot resolve %s on the host: %s", c->host,
 			 job->err ? gai_strerror(job->err) : "no address");
-		conn_fail(p, c, 502, reason);
+		proxy_conn_fail(p, c, 502, reason);
 		return;
 	}
 	for (size_t i = 0; i < job->n_addrs; i++) {
@@ -160,7 +160,7 @@ static void on_resolved(struct isd_proxy *p, struct conn *c, struct resolve_job 
 		if (!ok && !kept && !reason[0]) {
 			/* no DNS rebinding onto the host's services */
 			isd_addr_format(a, addr, sizeof(addr));
-			format_target(addr, c->port, target, sizeof(target));
+			proxy_format_target(addr, c->port, target, sizeof(target));
 			snprintf(reason, sizeof(reason),
 				 "%s resolves to %s, a%s %s address; isd refuses such answers unless the address itself is allowed: add --allow %s",
 				 c->host, addr, cls == ISD_ADDR_PUBLIC ? "n" : "", cls != ISD_ADDR_PUBLIC ? isd_addr_class_name(cls) : "own (this host's)",
@@ -170,7 +170,7 @@ static void on_resolved(struct isd_proxy *p, struct conn *c, struct resolve_job 
 			c->addrs[kept++] = *a;
 	}
 	if (!kept) {
-		conn_fail(p, c, 403, reason);
+		proxy_conn_fail(p, c, 403, reason);
 		return;
 	}
 	c->n_addrs = kept;
@@ -202,16 +202,16 @@ static void decide(struct isd_proxy *p, struct conn *c)
 			snprintf(reason, sizeof(reason), "connecting to %s failed: %s", path, strerror(errno));
 			if (fd >= 0)
 				close(fd);
-			conn_fail(p, c, 502, reason);
+			proxy_conn_fail(p, c, 502, reason);
 			return;
 		}
 		c->ufd = fd;
-		epoll_add(p, fd, &c->uev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+		proxy_epoll_add(p, fd, &c->uev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
 		on_connected(p, c);
 		return;
 	}
 	if (!c->no_policy && !isd_allow_match(p->cfg, c->host, c->port)) {
-		deny_not_allowed(p, c);
+		proxy_deny_not_allowed(p, c);
 		return;
 	}
 	if (isd_addr_parse(c->host, &lit) == 0) {
@@ -228,7 +228,7 @@ static void decide(struct isd_proxy *p, struct conn *c)
 		connect_next(p, c, ECONNREFUSED);
 		return;
 	}
-	resolver_submit(p, c, c->host);
+	proxy_resolver_submit(p, c, c->host);
 }
 
 static void http_head(struct isd_proxy *p, struct conn *c)
@@ -240,19 +240,19 @@ static void http_head(struct isd_proxy *p, struct conn *c)
 		return;
 	snprintf(c->what, sizeof(c->what), "%s", r > 0 ? req.method : "request");
 	if (r == -E2BIG) {
-		conn_fail(p, c, 400, "request line or header fields too large");
+		proxy_conn_fail(p, c, 400, "request line or header fields too large");
 		return;
 	}
 	if (r == -ENOTSUP) {
-		conn_fail(p, c, 400, "https:// URLs go through CONNECT; set HTTPS_PROXY");
+		proxy_conn_fail(p, c, 400, "https:// URLs go through CONNECT; set HTTPS_PROXY");
 		return;
 	}
 	if (r < 0) {
-		conn_fail(p, c, 400, "malformed HTTP request");
+		proxy_conn_fail(p, c, 400, "malformed HTTP request");
 		return;
 	}
 	if (!req.connect && !req.absolute) {
-		conn_fail(p, c, 400, "this is isd's proxy: send CONNECT or an absolute http:// URI");
+		proxy_conn_fail(p, c, 400, "this is isd's proxy: send CONNECT or an absolute http:// URI");
 		return;
 	}
 	snprintf(c->host, sizeof(c->host), "%s", req.host);
@@ -280,17 +280,17 @@ static void socks_head(struct isd_proxy *p, struct conn *c)
 			return;
 		if (r < 0 || !no_auth) {
 			static const uint8_t refuse[] = {5, 0xff};
-			buf_append(&c->u2c, refuse, sizeof(refuse));
+			proxy_buf_append(&c->u2c, refuse, sizeof(refuse));
 			c->state = ST_LINGER;
 			c->deadline = time(NULL) + LINGER_TIMEOUT;
-			pump(p, c);
+			proxy_pump(p, c);
 			return;
 		}
-		buf_append(&c->u2c, "\x05\x00", 2);
+		proxy_buf_append(&c->u2c, "\x05\x00", 2);
 		c->in.off += (size_t)r;
 		c->in.len -= (size_t)r;
 		c->state = ST_SOCKS_REQ;
-		if (!pump(p, c))
+		if (!proxy_pump(p, c))
 			return;
 		b = (const uint8_t *)c->in.data + c->in.off;
 	}
@@ -299,10 +299,10 @@ static void socks_head(struct isd_proxy *p, struct conn *c)
 		return;
 	if (r < 0 || cmd != 1) {
 		static const uint8_t unsupported[] = {5, 7, 0, 1, 0, 0, 0, 0, 0, 0};
-		buf_append(&c->u2c, unsupported, sizeof(unsupported));
+		proxy_buf_append(&c->u2c, unsupported, sizeof(unsupported));
 		c->state = ST_LINGER;
 		c->deadline = time(NULL) + LINGER_TIMEOUT;
-		pump(p, c);
+		proxy_pump(p, c);
 		return;
 	}
 	c->in.off += (size_t)r;
@@ -323,12 +323,12 @@ static void capture_head(struct isd_proxy *p, struct conn *c)
 		if (r == 0)
 			return;
 		if (r < 0) {
-			conn_fail(p, c, 403, "not a TLS ClientHello on port 443");
+			proxy_conn_fail(p, c, 403, "not a TLS ClientHello on port 443");
 			return;
 		}
 		if (sni[0] && strcmp(sni, c->host)) {
 			snprintf(reason, sizeof(reason), "TLS server name %s differs from %s", sni, c->host);
-			conn_fail(p, c, 403, reason);
+			proxy_conn_fail(p, c, 403, reason);
 			return;
 		}
 	} else {
@@ -337,12 +337,12 @@ static void capture_head(struct isd_proxy *p, struct conn *c)
 		if (r == 0)
 			return;
 		if (r < 0) {
-			conn_fail(p, c, 400, "malformed HTTP request");
+			proxy_conn_fail(p, c, 400, "malformed HTTP request");
 			return;
 		}
 		if (strcmp(req.host, c->host)) {
 			snprintf(reason, sizeof(reason), "Host %s differs from %s", req.host, c->host);
-			conn_fail(p, c, 403, reason);
+			proxy_conn_fail(p, c, 403, reason);
 			return;
 		}
 	}
@@ -367,7 +367,7 @@ static void sni_check(struct isd_proxy *p, struct conn *c)
 	if (r == 0)
 		return;
 	if (r < 0) {
-		conn_fail(p, c, 403, c->port == 443 ? "a tunnel to port 443 must start with a TLS ClientHello"
+		proxy_conn_fail(p, c, 403, c->port == 443 ? "a tunnel to port 443 must start with a TLS ClientHello"
 						    : "malformed TLS ClientHello");
 		return;
 	}
@@ -375,14 +375,14 @@ static void sni_check(struct isd_proxy *p, struct conn *c)
 	if (sni[0] && strcmp(sni, c->host) && isd_addr_parse(c->host, &(struct isd_addr){0}) < 0) {
 		snprintf(reason, sizeof(reason), "TLS server name %s differs from the CONNECT target %s (refused: domain fronting)",
 			 sni, c->host);
-		conn_fail(p, c, 403, reason);
+		proxy_conn_fail(p, c, 403, reason);
 		return;
 	}
 	c->sni_check = false;
-	in_to_upstream(c);
+	proxy_in_to_upstream(c);
 	c->state = ST_RELAY;
 	c->deadline = 0;
-	pump(p, c);
+	proxy_pump(p, c);
 }
 
 static void client_event(struct isd_proxy *p, struct conn *c)
@@ -394,16 +394,16 @@ static void client_event(struct isd_proxy *p, struct conn *c)
 	if (c->kind == CK_DNS_TCP) {
 		/* answer as we go: many queries may come on one connection */
 		do {
-			r = buf_fill(c->cfd, &c->in, 4096);
-			if (r == -2 || !dns_handle_tcp(p, c)) {
-				conn_close(p, c);
+			r = proxy_buf_fill(c->cfd, &c->in, 4096);
+			if (r == -2 || !proxy_dns_tcp(p, c)) {
+				proxy_conn_close(p, c);
 				return;
 			}
-			if (!pump(p, c))
+			if (!proxy_pump(p, c))
 				return;
 		} while (r == 1);
 		if (r == -1)
-			conn_close(p, c);
+			proxy_conn_close(p, c);
 		return;
 	}
 
@@ -412,15 +412,15 @@ static void client_event(struct isd_proxy *p, struct conn *c)
 	case ST_SOCKS_REQ:
 	case ST_SNI:
 		do
-			r = buf_fill(c->cfd, &c->in, max);
+			r = proxy_buf_fill(c->cfd, &c->in, max);
 		while (r == 1);
 		if (r == -2 || (r == -1 && c->state != ST_SNI)) {
-			conn_close(p, c);
+			proxy_conn_close(p, c);
 			return;
 		}
 		if (c->state == ST_SNI) {
 			if (r == -1 && !c->in.len) {
-				conn_close(p, c);
+				proxy_conn_close(p, c);
 				return;
 			}
 			sni_check(p, c);
@@ -440,7 +440,7 @@ static void client_event(struct isd_proxy *p, struct conn *c)
 		return; /* read later: backpressure until upstream exists */
 	case ST_RELAY:
 	case ST_LINGER:
-		pump(p, c);
+		proxy_pump(p, c);
 		return;
 	}
 }
@@ -467,7 +467,7 @@ static void upstream_event(struct isd_proxy *p, struct conn *c)
 		return;
 	}
 	if (c->state == ST_RELAY || c->state == ST_SNI)
-		pump(p, c);
+		proxy_pump(p, c);
 }
 
 static void accept_on(struct isd_proxy *p, struct listener *l)
@@ -486,27 +486,27 @@ static void accept_on(struct isd_proxy *p, struct listener *l)
 			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		switch (l->role) {
 		case ISD_NET_FD_PROXY:
-			conn_new(p, CK_PROXY, fd);
+			proxy_conn_new(p, CK_PROXY, fd);
 			break;
 		case ISD_NET_FD_DNS_TCP:
-			conn_new(p, CK_DNS_TCP, fd);
+			proxy_conn_new(p, CK_DNS_TCP, fd);
 			break;
 		case ISD_NET_FD_CAPTURE: {
-			struct sockaddr_in local;
+			struct sockaddr_in local = {0};
 			socklen_t sl = sizeof(local);
 			const char *name = NULL;
+			char addr[INET_ADDRSTRLEN] = "?";
 
-			c = conn_new(p, CK_CAPTURE, fd);
+			c = proxy_conn_new(p, CK_CAPTURE, fd);
 			snprintf(c->what, sizeof(c->what), "capture");
 			if (getsockname(fd, (struct sockaddr *)&local, &sl) == 0 && local.sin_family == AF_INET) {
-				name = fake_lookup(p, ntohl(local.sin_addr.s_addr));
+				name = proxy_fake_lookup(p, ntohl(local.sin_addr.s_addr));
 				c->port = ntohs(local.sin_port);
+				inet_ntop(AF_INET, &local.sin_addr, addr, sizeof(addr));
 			}
 			if (!name) {
-				char addr[INET_ADDRSTRLEN] = "?";
-				inet_ntop(AF_INET, &local.sin_addr, addr, sizeof(addr));
 				snprintf(c->host, sizeof(c->host), "%s", addr);
-				conn_fail(p, c, 403, "no name stands for this address (only the DNS stub's answers are reachable)");
+				proxy_conn_fail(p, c, 403, "no name stands for this address (only the DNS stub's answers are reachable)");
 				break;
 			}
 			snprintf(c->host, sizeof(c->host), "%s", name);
@@ -515,7 +515,7 @@ static void accept_on(struct isd_proxy *p, struct listener *l)
 			break;
 		}
 		case ISD_NET_FD_FORWARD:
-			c = conn_new(p, CK_FORWARD, fd);
+			c = proxy_conn_new(p, CK_FORWARD, fd);
 			c->no_policy = true;
 			c->fwd_index = (int)l->index;
 			snprintf(c->what, sizeof(c->what), "forward");
@@ -524,7 +524,7 @@ static void accept_on(struct isd_proxy *p, struct listener *l)
 			decide(p, c);
 			break;
 		case ISD_NET_FD_FORWARD_UNIX:
-			c = conn_new(p, CK_FORWARD_UNIX, fd);
+			c = proxy_conn_new(p, CK_FORWARD_UNIX, fd);
 			c->no_policy = true;
 			c->fwd_index = (int)l->index;
 			snprintf(c->what, sizeof(c->what), "forward-unix");
@@ -550,9 +550,9 @@ static void expire(struct isd_proxy *p)
 			c->ufd = -1;
 			connect_next(p, c, ETIMEDOUT);
 		} else if (c->state == ST_RESOLVING) {
-			conn_fail(p, c, 504, "resolving the name on the host timed out");
+			proxy_conn_fail(p, c, 504, "resolving the name on the host timed out");
 		} else if (c->state != ST_RELAY) {
-			conn_close(p, c);
+			proxy_conn_close(p, c);
 		}
 	}
 }
@@ -576,10 +576,10 @@ static void *loop_main(void *arg)
 				accept_on(p, (struct listener *)ev);
 				break;
 			case EV_DNS_UDP:
-				dns_handle_udp(p, ((struct listener *)ev)->fd);
+				proxy_dns_udp(p, ((struct listener *)ev)->fd);
 				break;
 			case EV_RESOLVED:
-				resolver_collect(p, resolved_cb);
+				proxy_resolver_collect(p, resolved_cb);
 				break;
 			case EV_CLIENT:
 			case EV_UPSTREAM: {
@@ -596,7 +596,7 @@ static void *loop_main(void *arg)
 			}
 			}
 		}
-		free_dead(p);
+		proxy_free_dead(p);
 		if (time(NULL) != last_expire) {
 			last_expire = time(NULL);
 			expire(p);
@@ -669,7 +669,7 @@ int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out)
 		return r;
 	}
 	host_own_addrs(p);
-	fakes_init(p);
+	proxy_fakes_init(p);
 	*out = p;
 	return 0;
 }
@@ -709,13 +709,13 @@ int isd_proxy_start(struct isd_proxy *p)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	r = resolver_start(p);
+	r = proxy_resolver_start(p);
 	if (r < 0)
 		return isd_error(r, "starting the network relay's resolver");
-	epoll_add(p, p->wake_fd, &p->wake_ev, EPOLLIN);
-	epoll_add(p, p->resolved_pipe[0], &p->resolved_ev, EPOLLIN);
+	proxy_epoll_add(p, p->wake_fd, &p->wake_ev, EPOLLIN);
+	proxy_epoll_add(p, p->resolved_pipe[0], &p->resolved_ev, EPOLLIN);
 	for (struct listener *l = p->listeners; l; l = l->next)
-		epoll_add(p, l->fd, &l->ev, EPOLLIN);
+		proxy_epoll_add(p, l->fd, &l->ev, EPOLLIN);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	r = pthread_create(&p->thread, NULL, loop_main, p);
@@ -735,17 +735,17 @@ void isd_proxy_free(struct isd_proxy *p)
 		(void)!write(p->wake_fd, &one, sizeof(one));
 		pthread_join(p->thread, NULL);
 	}
-	resolver_stop(p);
+	proxy_resolver_stop(p);
 	while (p->conns)
-		conn_close(p, p->conns);
-	free_dead(p);
+		proxy_conn_close(p, p->conns);
+	proxy_free_dead(p);
 	while (p->listeners) {
 		struct listener *l = p->listeners;
 		p->listeners = l->next;
 		close(l->fd);
 		free(l);
 	}
-	fakes_free(p);
+	proxy_fakes_free(p);
 	free(p->own);
 	if (p->log)
 		fclose(p->log);

@@ -84,6 +84,12 @@ test_network_options_validated() {
 	expect_contains "$out" '"h.test:127.0.0.1"'
 	expect_contains "$out" '"sandbox": 9000'
 	expect_contains "$out" 'HTTPS_PROXY=http://127.0.0.1:3128'
+	# the audit shows a long name whole (a name may have 253 bytes)
+	long=$(printf 'a%.0s' $(seq 60)).$(printf 'b%.0s' $(seq 60)).$(printf 'c%.0s' $(seq 60)).example.test
+	run_isd exec --print-spec --network netless --allow "*.$long:8443" --allow "$long" -- true
+	expect_rc 0
+	expect_contains "$out" "\"host\": \"*.$long\"" "a long wildcard name in --print-spec"
+	expect_contains "$out" "\"host\": \"$long\"" "a long name in --print-spec"
 	printf 'bad host!\n' >"$T/allow"
 	run_isd exec --network netless --allow-file "$T/allow" -- true
 	expect_rc 125
