@@ -3,6 +3,7 @@
 #include "isd/diff-git.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/visible.h"
 
 #include <fcntl.h>
 #include <git2.h>
@@ -64,9 +65,12 @@ static git_repository *objects(struct git_view *v)
 	return v->repo;
 }
 
-static const char *short_id(const char *hex, char buf[8])
+/* What a ref file holds is the session's: at most 7 bytes of it, visible. */
+static const char *short_id(const char *hex, char buf[64])
 {
-	snprintf(buf, 8, "%.7s", hex);
+	_cleanup_free_ char *v = isd_visible(hex, strnlen(hex, 7), false);
+
+	snprintf(buf, 64, "%s", v);
 	return buf;
 }
 
@@ -101,14 +105,15 @@ static void list_commits(struct git_view *v, const char *new_hex, const char *ol
 		(void)git_revwalk_hide(walk, &hide);
 	while (walked < MAX_COMMITS_WALKED && git_revwalk_next(&oid, walk) == 0) {
 		git_commit *commit = NULL;
-		char hex[GIT_OID_HEXSZ + 1];
+		char hex[GIT_OID_HEXSZ + 1], *subject;
 
 		walked++;
 		if (shown == MAX_COMMITS_SHOWN || git_commit_lookup(&commit, repo, &oid) < 0)
 			continue;
 		git_oid_tostr(hex, sizeof(hex), &oid);
-		printf("    %s%.7s%s %s\n", v->color ? "\033[33m" : "", hex, v->color ? "\033[m" : "",
-		       git_commit_summary(commit) ? git_commit_summary(commit) : "");
+		subject = isd_visible_str(git_commit_summary(commit));
+		printf("    %s%.7s%s %s\n", v->color ? "\033[33m" : "", hex, v->color ? "\033[m" : "", subject);
+		free(subject);
 		git_commit_free(commit);
 		shown++;
 	}
@@ -122,16 +127,17 @@ static void ref_line(struct git_view *v, const struct isd_change *e, const char 
 {
 	_cleanup_free_ char *old = first_line(v->project_fd, e->path);
 	_cleanup_free_ char *new = e->status == ISD_CHANGE_DELETED ? NULL : first_line(v->upper_fd, e->path);
-	char a[8], b[8];
+	_cleanup_free_ char *shown = isd_quote_path("", name);
+	char a[64], b[64];
 
 	if ((!old && !new) || (old && new && !strcmp(old, new)))
 		return;
 	if (!new)
-		printf("  %s %s: deleted (was %s)\n", kind, name, short_id(old, a));
+		printf("  %s %s: deleted (was %s)\n", kind, shown, short_id(old, a));
 	else if (!old)
-		printf("  %s %s: new at %s\n", kind, name, short_id(new, b));
+		printf("  %s %s: new at %s\n", kind, shown, short_id(new, b));
 	else
-		printf("  %s %s: %s -> %s\n", kind, name, short_id(old, a), short_id(new, b));
+		printf("  %s %s: %s -> %s\n", kind, shown, short_id(old, a), short_id(new, b));
 	if (new)
 		list_commits(v, new, old);
 }
@@ -154,9 +160,11 @@ void isd_diff_git_summary(const char *project, const char *upper, int project_fd
 		if (!strcmp(e->path, ".git/HEAD")) {
 			_cleanup_free_ char *old = first_line(project_fd, e->path);
 			_cleanup_free_ char *new = first_line(upper_fd, e->path);
-			if (old && new && strcmp(old, new))
-				printf("  HEAD: %s -> %s\n", strncmp(old, "ref: ", 5) ? old : old + 5,
-				       strncmp(new, "ref: ", 5) ? new : new + 5);
+			if (old && new && strcmp(old, new)) {
+				_cleanup_free_ char *o = isd_visible_str(strncmp(old, "ref: ", 5) ? old : old + 5);
+				_cleanup_free_ char *n = isd_visible_str(strncmp(new, "ref: ", 5) ? new : new + 5);
+				printf("  HEAD: %s -> %s\n", o, n);
+			}
 		} else if (!strncmp(e->path, ".git/refs/heads/", 16)) {
 			ref_line(&v, e, "branch", e->path + 16);
 		} else if (!strncmp(e->path, ".git/refs/tags/", 15)) {

@@ -10,6 +10,7 @@
 #include "isd/session.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/visible.h"
 
 #include <fcntl.h>
 #include <git2.h>
@@ -58,20 +59,23 @@ static void usage(FILE *out)
 
 /* git's colours: headers bold, hunk lines cyan, removals red, additions
  * green; the text itself is unchanged, so a coloured patch still applies
- * once the escapes are stripped. */
+ * once the escapes are stripped.  Every byte of the session is made
+ * visible (isd/visible.h) first, the escapes in reverse video when in
+ * colour: the only escape sequences that reach the terminal are isd's. */
 static void print_patch(const struct differ *d, const char *buf, size_t len)
 {
 	const char *end = buf + len;
 	bool header = true;
 
 	if (!d->color) {
-		fwrite(buf, 1, len, stdout);
+		isd_visible_fwrite(stdout, buf, len, true);
 		return;
 	}
 	while (buf < end) {
 		const char *nl = memchr(buf, '\n', (size_t)(end - buf));
 		size_t n = nl ? (size_t)(nl - buf) : (size_t)(end - buf);
 		const char *on = NULL;
+		_cleanup_free_ char *text = NULL;
 
 		if (!strncmp(buf, "diff --git ", 11))
 			header = true;
@@ -85,14 +89,26 @@ static void print_patch(const struct differ *d, const char *buf, size_t len)
 			on = "\033[31m";
 		else if (buf[0] == '+')
 			on = "\033[32m";
+		text = isd_visible_mark(buf, n, false, "\033[7m", "\033[27m");
 		if (on && n)
-			printf("%s%.*s\033[m", on, (int)n, buf);
+			printf("%s%s\033[m", on, text);
 		else
-			fwrite(buf, 1, n, stdout);
+			fputs(text, stdout);
 		if (nl)
 			putchar('\n');
 		buf += n + (nl ? 1 : 0);
 	}
+}
+
+/* Said before the patch of a file whose bytes the patch shows escaped: the
+ * reader knows the file holds more than it seems, and that this part of
+ * the patch does not apply with git apply as it is. */
+static void control_note(const struct differ *d, const char *path, size_t count)
+{
+	_cleanup_free_ char *q = isd_quote_path("", path);
+
+	printf("%s# isd: %s holds %zu control or invisible character%s, shown escaped (^[ is ESC, ^M is CR, <U+202E> a bidi control)%s\n",
+	       d->color ? "\033[1;31m" : "", q, count, count == 1 ? "" : "s", d->color ? "\033[m" : "");
 }
 
 /* Regular files, symlinks and everything else as git names them. */
@@ -237,6 +253,13 @@ static int file_patch(struct differ *d, const char *path, mode_t old_mode, mode_
 			add_row(d, "", path, adds, dels, NULL);
 		}
 	} else if (git_patch_to_buf(&out, patch) == 0) {
+		size_t controls = 0;
+
+		if (!(delta->flags & GIT_DIFF_FLAG_BINARY))
+			controls = (old_buf ? isd_visible_count(old_buf, old_len, true) : 0) +
+				   (new_buf ? isd_visible_count(new_buf, new_len, true) : 0);
+		if (controls)
+			control_note(d, path, controls);
 		print_patch(d, out.ptr, out.size);
 		git_buf_dispose(&out);
 	}

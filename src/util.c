@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "isd/util.h"
+#include "isd/visible.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -67,20 +68,26 @@ void isd_error_clear(void)
 	error_message[0] = '\0';
 }
 
+/* Messages name paths and values that may come from a sandbox: printed
+ * visible (isd/visible.h), never interpreted by the terminal. */
 void isd_error_print(const char *fallback)
 {
-	fprintf(stderr, "isd: %s\n", error_message[0] ? error_message : fallback);
+	_cleanup_free_ char *v = isd_visible_str(error_message[0] ? error_message : fallback);
+
+	fprintf(stderr, "isd: %s\n", v);
 }
 
 void isd_warn(const char *fmt, ...)
 {
+	_cleanup_free_ char *v = NULL;
 	char buf[ISD_ERROR_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "isd: warning: %s\n", buf);
+	v = isd_visible_str(buf);
+	fprintf(stderr, "isd: warning: %s\n", v);
 }
 
 static void oom(void)

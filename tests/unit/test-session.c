@@ -10,6 +10,7 @@
 #include "isd/session-changes.h"
 #include "isd/session.h"
 #include "isd/util.h"
+#include "isd/visible.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -412,6 +413,18 @@ static void test_quote_and_paths(void)
 	CHECK(!strcmp(s = isd_quote_path("b/", "caf\xe9"), "\"b/caf\\351\""));
 	free(s);
 	CHECK(!strcmp(s = isd_quote_path("", "q\"b\\t\x01"), "\"q\\\"b\\\\t\\001\""));
+	free(s);
+	/* What reaches a terminal: C0 as ^X, C1, bidi and broken UTF-8 marked,
+	 * valid UTF-8 and tabs as they are. */
+	CHECK(!strcmp(s = isd_visible("\tid\r\t@echo\033[K\n", 14, true), "\tid^M\t@echo^[[K\n"));
+	free(s);
+	CHECK(!strcmp(s = isd_visible("a\nb\x7f\0c", 6, false), "a^Jb^?^@c"));
+	free(s);
+	CHECK(!strcmp(s = isd_visible_str("caf\xc3\xa9 \xe2\x80\xae \xc2\x9b \xff \xc3"), "caf\xc3\xa9 <U+202E> <U+009B> <FF> <C3>"));
+	free(s);
+	CHECK(isd_visible_count("plain\ttext\n", 11, true) == 0);
+	CHECK(isd_visible_count("\033\r\n", 3, false) == 3);
+	CHECK(!strcmp(s = isd_visible_mark("a\rb", 3, false, "[", "]"), "a[^M]b"));
 	free(s);
 	CHECK(isd_project_relative("/home/u/p", "/home/u/p/src", "a.c", &s) == 0 && !strcmp(s, "src/a.c"));
 	free(s);

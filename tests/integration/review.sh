@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Attacks on the review of a cow session: whatever `isd apply` writes,
+# `isd diff` shows in a form a human reads correctly, and nothing the
+# payload wrote runs on the host without an explicit yes.  (The ordinary
+# use of diff/apply/discard: session.sh.)
+
+make_project() {
+	P=$T/proj
+	mkdir -p "$P/src"
+	printf 'all:\n\t@echo build\n' >"$P/Makefile"
+	echo keep >"$P/keep.txt"
+	echo a >"$P/src/a.txt"
+	export XDG_STATE_HOME=$T/state
+	# A session starts at a coarse clock tick.
+	sleep 0.05
+}
+
+sessions() {
+	ls "$XDG_STATE_HOME/isd/sessions" 2>/dev/null | grep -v '^\.'
+}
+
+# Runs sh -c SCRIPT in a cow session of $P: $id is the session.
+cow() {
+	run_isd exec --profile none -e GIT_AUTHOR_NAME=a -e GIT_AUTHOR_EMAIL=a@a -e GIT_COMMITTER_NAME=a \
+		-e GIT_COMMITTER_EMAIL=a@a --workspace "$P:cow" -- sh -c "$1"
+	expect_rc 0 "the payload (stderr: $err)"
+	id=$(sessions | tail -n1)
+	[ -n "$id" ] || fail "no session kept"
+}
+
+# No byte of the session reaches the terminal raw: the file $1 holds
+# isd's output; with colour, only isd's own SGR sequences (ESC [ digits m).
+expect_visible() {
+	LC_ALL=C tr -d '\n\t -~' <"$1" | od -An -c | tr -d ' \n' >"$T/raw"
+	if [ "${2:-}" = color ]; then
+		sed 's/\x1b\[[0-9;]*m//g' "$1" | LC_ALL=C tr -d '\n\t -~' | od -An -c | tr -d ' \n' >"$T/raw"
+	fi
+	[ ! -s "$T/raw" ] || fail "raw control bytes reach the terminal: $(cat "$T/raw") in: $(cat -v "$1")"
+}
+
+test_diff_escapes_control_bytes() {
+	make_project
+	command -v git >/dev/null || skip "git (git) is not installed"
+	git -C "$P" init -q
+	git -C "$P" symbolic-ref HEAD refs/heads/main
+	git -C "$P" add -A
+	git -C "$P" -c user.name=u -c user.email=u@u commit -qm base
+	sleep 0.05
+	# The terminal would show "@echo build" while make runs id; a name,
+	# a commit subject, a branch and HEAD with escapes of their own.
+	cow 'printf "all:\n\tid #\r\t@echo build\033[K\n" >Makefile
+		printf "x\n" >"$(printf "n\033]0;title\007ame")"
+		printf "bidi \342\200\256 x \302\233 y \377\n" >bidi.txt
+		git add -A && git commit -qm "$(printf "subject \033[2J\rfake")"
+		echo x >"$(printf ".git/refs/heads/br\033[1Anch")"
+		git rev-parse HEAD >.git/refs/heads/evil
+		printf "ref: refs/heads/\033[8mhidden\n" >.git/HEAD'
+	for args in "diff $id" "diff --stat $id" "diff --name-only $id" "diff $id -- Makefile" "diff --ignored $id"; do
+		# shellcheck disable=SC2086
+		run_isd $args
+		expect_rc 0 "$args"
+		expect_visible "$T/out"
+		expect_visible "$T/err"
+	done
+	run_isd diff "$id"
+	expect_contains "$out" "$(printf '+\tid #^M\t@echo build^[[K')" "the Makefile line as its bytes are"
+	expect_contains "$out" "Makefile holds" "a note on the escaped file"
+	expect_contains "$out" '<U+202E> x <U+009B> y <FF>' "bidi, C1 and a byte that is not UTF-8"
+	expect_contains "$out" 'subject ^[[2J^Mfake' "the commit subject"
+	expect_contains "$out" "HEAD: refs/heads/main -> refs/heads/^[[8mhidden" "HEAD"
+	run_isd diff --color=always "$id"
+	expect_rc 0
+	expect_visible "$T/out" color
+	expect_contains "$out" "$(printf '\033[7m^M\033[27m')" "an escape in reverse video"
+	# An error message that names a path of the session.
+	run_isd apply "$(printf '%s\033[2J' "$id")"
+	expect_visible "$T/err"
+}
