@@ -419,6 +419,44 @@ static void host_discover(struct host *h)
 	h->root_ctrl = isd_cgroup_read_controllers(h->mountpoint, "cgroup.controllers");
 }
 
+/* Switching to the unified hierarchy is systemd's boot option; a host
+ * whose pid 1 is something else (a container's init, OpenRC) needs
+ * another answer. */
+const char *isd_cgroup_hierarchy_fix(void)
+{
+	static char fix[160];
+	_cleanup_free_ char *comm = NULL;
+
+	if (isd_read_file_at(AT_FDCWD, "/proc/1/comm", &comm, NULL) == 0 && !strncmp(comm, "systemd\n", 8))
+		snprintf(fix, sizeof(fix), "boot with systemd.unified_cgroup_hierarchy=1, or run with --limits best-effort");
+	else
+		snprintf(fix, sizeof(fix), "run isd where cgroup v2 is mounted at /sys/fs/cgroup, or with --limits best-effort");
+	return fix;
+}
+
+/* The profile's defaults that this host cannot enforce are the same on
+ * every run until the next boot: saying so once per boot (per user) keeps
+ * the note from becoming noise that hides real messages. */
+static bool first_time_this_boot(const char *what)
+{
+	_cleanup_free_ char *boot_id = NULL, *dir = NULL, *marker = NULL;
+	int fd;
+
+	if (isd_read_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", &boot_id, NULL) < 0)
+		return true;
+	boot_id[strcspn(boot_id, "\n")] = '\0';
+	dir = isd_xdg_path("XDG_CACHE_HOME", ".cache", "isd/notes");
+	if (!dir || isd_mkdir_p(dir, 0700) < 0)
+		return true;
+	marker = isd_xasprintf("%s/%s-%s", dir, what, boot_id);
+	fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	return errno != EEXIST;
+}
+
 static const char delegate_fix[] =
 	"systemd drop-in /etc/systemd/system/user@.service.d/delegate.conf with "
 	"Delegate=cpu cpuset io memory pids, then systemctl daemon-reload";
@@ -432,13 +470,13 @@ static char *explain(const struct host *h, const struct isd_cgroup_plan *p, cons
 
 	if (!h->mountpoint)
 		return isd_xasprintf("%s needs the cgroup v2 \"%s\" controller, but this host has no cgroup v2 "
-				     "hierarchy; fix: boot with systemd.unified_cgroup_hierarchy=1", option, name);
+				     "hierarchy; fix: %s", option, name, isd_cgroup_hierarchy_fix());
 	if (!(h->root_ctrl & ctrl)) {
 		isd_cgroup_controllers_string(h->root_ctrl, have, sizeof(have), "");
 		if (h->v1 & ctrl)
 			return isd_xasprintf("%s needs the cgroup v2 \"%s\" controller, but this host runs it on "
-					     "cgroup v1 (hybrid layout; cgroup2 at %s offers: %s); fix: boot with "
-					     "systemd.unified_cgroup_hierarchy=1", option, name, h->mountpoint, have);
+					     "cgroup v1 (hybrid layout; cgroup2 at %s offers: %s); fix: %s", option, name,
+					     h->mountpoint, have, isd_cgroup_hierarchy_fix());
 		return isd_xasprintf("%s needs the cgroup v2 \"%s\" controller, which this kernel does not offer "
 				     "(cgroup2 at %s offers: %s); fix: use a kernel with it or drop %s",
 				     option, name, h->mountpoint, have, option);
@@ -559,8 +597,9 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 			dropped |= c;
 		}
 	}
-	if (soft_dropped[0])
-		fprintf(stderr, "isd: note: the profile's default limits%s are not enforced: %s\n", soft_dropped, soft_why);
+	if (soft_dropped[0] && !best_effort && first_time_this_boot("limits-note"))
+		fprintf(stderr, "isd: note: the profile's default limits%s are not enforced (said once per boot): %s\n",
+			soft_dropped, soft_why);
 	needed &= ~dropped;
 	if (!needed) {
 		host_free(&h);

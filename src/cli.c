@@ -280,6 +280,28 @@ static const struct option *match_long_option(const char *arg)
 	return found;
 }
 
+/* An unknown --ARG, or a prefix of several options (getopt_long answers
+ * both with '?'): the message says which. */
+static int unknown_long_option(const char *arg)
+{
+	size_t n = strcspn(arg + 2, "=");
+	char names[256] = "";
+	size_t len = 0, found = 0;
+	int last_val = -1;
+
+	for (const struct option *o = exec_options; o->name; o++) {
+		if (strncmp(o->name, arg + 2, n) || o->val == last_val)
+			continue;
+		last_val = o->val;
+		found++;
+		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0, "%s--%s",
+					found > 1 ? ", " : "", o->name);
+	}
+	if (found > 1)
+		return isd_error(0, "exec: option '%.*s' is ambiguous (%s)", (int)(n + 2), arg, names);
+	return isd_error(0, "exec: unknown option '%s' (see isd exec --help)", arg);
+}
+
 /* Which element of argv is the command: options end at the first
  * non-option or after "--".  Options that take a separate value skip it. */
 static int find_command_index(int argc, char **argv)
@@ -732,6 +754,8 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		default:
 			if (optopt && optopt < 256)
 				r = isd_error(0, "exec: unknown option '-%c' (see isd exec --help)", optopt);
+			else if (!strncmp(args.argv[optind - 1], "--", 2))
+				r = unknown_long_option(args.argv[optind - 1]);
 			else
 				r = isd_error(0, "exec: unknown option '%s' (see isd exec --help)", args.argv[optind - 1]);
 			break;
@@ -747,23 +771,30 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	}
 	spec->argv = isd_strv_copy(args.argv + optind);
 
+	/* What fails from here on is blamed on where its option came from,
+	 * not on the last option read. */
+	origin = "command line";
 	/* Names are looked up in the image, which is only known now. */
 	if (user_arg) {
+		origin = isd_spec_get_origin(spec, "user") ? isd_spec_get_origin(spec, "user") : "command line";
 		r = isd_options_user(spec, user_arg);
 		if (r < 0)
 			goto out;
 	}
-	r = add_workspace(spec, caller, workspace_origin ? workspace_origin : "command line");
+	origin = workspace_origin ? workspace_origin : "command line";
+	r = add_workspace(spec, caller, origin);
 	if (r < 0)
 		goto out;
 	r = isd_workspace_resolve(spec);
 	if (r < 0)
 		goto out;
 	if (agent_state) {
+		origin = agent_state_origin;
 		r = add_agent_state(spec, caller, agent_state, agent_state_origin);
 		if (r < 0)
 			goto out;
 	}
+	origin = "command line";
 	r = isd_image_config_apply(spec, user_arg != NULL);
 	if (r < 0)
 		goto out;

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/doctor.h"
+#include "isd/cgroup.h"
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
 #include "isd/session.h"
@@ -306,8 +307,11 @@ static void check_cgroup(struct report *r)
 	_cleanup_free_ char *cg = own_cgroup(), *controllers = NULL, *parent_ctl = NULL, *dir = NULL;
 
 	if (statfs("/sys/fs/cgroup", &fs) < 0 || (unsigned long)fs.f_type != CGROUP2_SUPER_MAGIC) {
-		set(c, FAIL, "/sys/fs/cgroup is not cgroup v2 (v1 or hybrid layout): --memory, --cpus, --pids-limit cannot be enforced");
-		snprintf(c->fix, sizeof(c->fix), "boot with systemd.unified_cgroup_hierarchy=1 (the default on current distributions)");
+		/* The agent profile's limits are defaults: it runs, with one
+		 * note; only explicit --memory/--cpus/--pids-limit are refused. */
+		set(c, WARN, "/sys/fs/cgroup is not cgroup v2 (v1 or hybrid layout): the agent profile's default limits are not "
+			     "enforced, an explicit --memory, --cpus or --pids-limit is refused");
+		snprintf(c->fix, sizeof(c->fix), "%s", isd_cgroup_hierarchy_fix());
 		return;
 	}
 	if (!cg) {
@@ -342,8 +346,10 @@ static void check_cgroup(struct report *r)
 		char missing[64] = "";
 		for (size_t i = 0; i < 3; i++) {
 			char word[16];
-			snprintf(word, sizeof(word), "%s", need[i]);
-			if (!controllers || !strstr(controllers, word))
+			/* Whole words: "cpu" must not match "cpuset". */
+			snprintf(word, sizeof(word), " %s ", need[i]);
+			_cleanup_free_ char *padded = isd_xasprintf(" %s ", controllers ? controllers : "");
+			if (!strstr(padded, word))
 				snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
 					 missing[0] ? " " : "", need[i]);
 		}
@@ -463,7 +469,14 @@ int isd_doctor_main(int argc, char **argv)
 	struct report r = {.n = 0};
 	bool json = argc > 1 && !strcmp(argv[1], "--json");
 	bool agent_ok = true;
+	int width = 5;
 
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		puts("Usage: isd doctor [--json]\n\n"
+		     "Check what this host allows isd to do, with a fix for each problem.\n"
+		     "Exit status 0 when the agent profile can work here, 1 when it cannot.");
+		return 0;
+	}
 	if (argc > 1 && !json) {
 		fprintf(stderr, "isd: doctor: unknown argument '%s' (known: --json)\n", argv[1]);
 		return ISD_EXIT_FAILURE;
@@ -501,14 +514,21 @@ int isd_doctor_main(int argc, char **argv)
 								  JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(root);
 	} else {
-		printf("%-30s %-5s %s\n", "CHECK", "", "DETAIL");
+		for (size_t i = 0; i < r.n; i++)
+			if ((int)strlen(r.checks[i].name) > width)
+				width = (int)strlen(r.checks[i].name);
+		printf("%-*s %-5s %s\n", width, "CHECK", "", "DETAIL");
 		for (size_t i = 0; i < r.n; i++) {
-			printf("%-30s %-5s %s\n", r.checks[i].name, level_name(r.checks[i].level), r.checks[i].detail);
+			printf("%-*s %-5s %s\n", width, r.checks[i].name, level_name(r.checks[i].level), r.checks[i].detail);
 			if (r.checks[i].fix[0])
-				printf("%-30s %-5s fix: %s\n", "", "", r.checks[i].fix);
+				printf("%-*s %-5s fix: %s\n", width, "", "", r.checks[i].fix);
 		}
-		printf("\n%s\n", agent_ok ? "isd exec --profile agent can work fully here."
-					  : "isd exec --profile agent cannot work fully here (see FAIL above).");
+		bool warned = false;
+		for (size_t i = 0; i < r.n; i++)
+			warned |= r.checks[i].needed_by_agent && r.checks[i].level == WARN;
+		printf("\n%s\n", !agent_ok ? "isd exec --profile agent cannot work fully here (see FAIL above)."
+				   : warned ? "isd exec --profile agent works here, with the warnings above."
+					    : "isd exec --profile agent can work fully here.");
 	}
 	return agent_ok ? 0 : 1;
 }

@@ -455,6 +455,14 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	r = place_file(&b, "/etc/resolv.conf", extras->resolv_conf);
 	if (r < 0)
 		goto out;
+	/* Programs that read the name from the file (shell prompts, some
+	 * agents' telemetry) must see what hostname(1) says, as in Docker. */
+	{
+		_cleanup_free_ char *name = isd_xasprintf("%s\n", spec->hostname);
+		r = place_file(&b, "/etc/hostname", name);
+	}
+	if (r < 0)
+		goto out;
 	if (spec->workdir) {
 		int fd = isd_mount_resolve_create(&b, spec->workdir, ISD_NODE_DIR, true);
 		if (fd < 0) {

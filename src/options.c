@@ -446,6 +446,13 @@ int isd_options_user(struct isd_spec *spec, const char *arg)
 			return isd_error(0, "--user %s: group '%s' must be numeric", arg, g);
 	} else if (have_passwd_gid) {
 		spec->gid = gid_from_passwd;
+	} else {
+		/* Docker's rule for a bare number: the user's primary group from
+		 * the image's passwd, else group 0 (-u 0 is root:root, not
+		 * root:your-group). */
+		uint32_t gid = 0;
+		(void)isd_options_passwd_lookup(spec, NULL, spec->uid, NULL, &gid, NULL, NULL);
+		spec->gid = gid;
 	}
 	return 0;
 }

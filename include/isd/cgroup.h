@@ -164,4 +164,8 @@ const char *isd_cgroup_controller_name(unsigned bit);
 /* The controllers listed in dir/file (cgroup.controllers, ...). */
 unsigned isd_cgroup_read_controllers(const char *dir, const char *file);
 
+/* The fix for a host without a usable cgroup v2 hierarchy, worded for
+ * its init system (shared by isd exec's refusals and isd doctor). */
+const char *isd_cgroup_hierarchy_fix(void);
+
 #endif

@@ -547,3 +547,33 @@ json.dump(d, open(sys.argv[2], "w"))' "$profiles/nested.json" "$T/no-open-tree.j
 	expect_contains "$err" "Linux 5.12"
 	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "one line: $err"
 }
+
+# -u UID without a group takes the user's group from the image's passwd,
+# else 0, as Docker does: -u 0 is root:root, not root:your-group.
+test_user_number_takes_group_from_passwd() {
+	run_isd exec -u 0 -- id -g
+	expect_rc 0
+	expect_eq "$out" 0 "gid for -u 0"
+	run_isd exec -u 4242 -- id -g
+	expect_eq "$out" 0 "gid for a uid the image does not know"
+	run_isd exec -u 0:77 -- id -g
+	expect_eq "$out" 77 "an explicit group wins"
+}
+
+# /etc/hostname says what hostname(1) says.
+test_etc_hostname_matches() {
+	run_isd exec -h box1 -- sh -c 'cat /etc/hostname; hostname'
+	expect_rc 0
+	expect_eq "$out" "box1
+box1"
+}
+
+# A prefix of several options is ambiguous, not unknown.
+test_ambiguous_option_named() {
+	run_isd exec --mem 1g -- true
+	expect_rc 125
+	expect_contains "$err" "option '--mem' is ambiguous (--memory, --memory-swap, --memory-reservation)"
+	run_isd exec --no-such-option -- true
+	expect_rc 125
+	expect_contains "$err" "unknown option '--no-such-option'"
+}
