@@ -30,8 +30,10 @@ remove_images() {
 	done
 }
 
-busybox_bin() {
-	command -v busybox || skip "busybox (busybox-static) is not installed"
+# $BUSYBOX, set in the caller's shell: a helper that can skip is not
+# called inside $(...), where the command around it would still run once.
+need_busybox() {
+	BUSYBOX=$(command -v busybox) || skip "busybox (busybox-static) is not installed"
 }
 
 # RUN needs many ids: root owning them, or a subordinate range usable
@@ -97,9 +99,9 @@ make_layout() {
 # A busybox root filesystem with an "agent" user.
 make_busybox_root() {
 	r=$1
-	bb=$(busybox_bin)
+	need_busybox
 	mkdir -p "$r/bin" "$r/etc" "$r/home/agent" "$r/tmp" "$r/root"
-	cp "$bb" "$r/bin/busybox"
+	cp "$BUSYBOX" "$r/bin/busybox"
 	for t in sh cat ls echo id env mkdir touch sleep true false chown printf grep test rm wc; do
 		ln -s busybox "$r/bin/$t"
 	done

@@ -8,7 +8,8 @@
 test_build_scratch_copy() {
 	store
 	mkdir -p "$T/ctx/sub/deep"
-	cp "$(busybox_bin)" "$T/ctx/busybox"
+	need_busybox
+	cp "$BUSYBOX" "$T/ctx/busybox"
 	echo hello >"$T/ctx/sub/a.txt"
 	echo deep >"$T/ctx/sub/deep/b.txt"
 	ln -s a.txt "$T/ctx/sub/link"

@@ -13,7 +13,8 @@ fail() {
 # A skip ends the whole test wherever it is called from: inside `$(...)`, a
 # pipeline or a subshell, `exit` would only leave that subshell (and the test
 # would go on with an empty value), so it also signals the test's own shell
-# (run.sh traps USR1 into exit 77).
+# (run.sh traps USR1 into exit 77, after the command that is running: so
+# helpers that can skip set variables rather than print into $(...)).
 skip() {
 	echo "SKIP: $*" >&2
 	[ -n "${ISD_TEST_PID:-}" ] && kill -USR1 "$ISD_TEST_PID" 2>/dev/null
