@@ -51,8 +51,7 @@ void proxy_conn_close(struct isd_proxy *p, struct conn *c)
 			  c->kind == CK_FORWARD_UNIX ? "unix" : addr, (unsigned long long)c->up,
 			  (unsigned long long)c->down);
 	}
-	if (c->job)
-		c->job->conn = NULL;
+	proxy_resolver_cancel(p, c);
 	close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);

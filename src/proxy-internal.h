@@ -112,18 +112,12 @@ struct isd_proxy {
 	uint32_t next_dynamic;
 	char **dns_logged;  /* names whose denial was logged already */
 	size_t n_dns_logged;
-	/* resolver pool */
-	pthread_t workers[4];
-	size_t n_workers;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct resolve_job *queue;
-	bool stopping;
-	int resolved_pipe[2];
+	struct proxy_resolver *resolver; /* proxy-resolve.c */
+	int resolved_fd;                 /* its wake-up, in the relay's epoll */
 };
 
 struct resolve_job {
-	struct conn *conn; /* NULL once the connection went away */
+	struct conn *conn; /* NULL once the connection went away; under the resolver's lock */
 	char name[256];
 	int err;           /* EAI_* or 0 */
 	struct isd_addr addrs[16];
@@ -155,8 +149,11 @@ void proxy_fakes_init(struct isd_proxy *p);
 void proxy_fakes_free(struct isd_proxy *p);
 /* proxy-resolve.c */
 int proxy_resolver_start(struct isd_proxy *p);
+/* Only once no connection is left: lookups in flight finish on their own. */
 void proxy_resolver_stop(struct isd_proxy *p);
 void proxy_resolver_submit(struct isd_proxy *p, struct conn *c, const char *name);
+/* The connection no longer wants its job (closed). */
+void proxy_resolver_cancel(struct isd_proxy *p, struct conn *c);
 /* Reads finished jobs; calls done() for each whose connection lives. */
 void proxy_resolver_collect(struct isd_proxy *p, void (*done)(struct isd_proxy *, struct conn *, struct resolve_job *));
 

@@ -648,7 +648,7 @@ int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out)
 	p->cfg = cfg;
 	p->wake_fd = -1;
 	p->epfd = -1;
-	p->resolved_pipe[0] = p->resolved_pipe[1] = -1;
+	p->resolved_fd = -1;
 	p->wake_ev.kind = EV_WAKE;
 	p->resolved_ev.kind = EV_RESOLVED;
 	if (cfg->log_path) {
@@ -713,7 +713,7 @@ int isd_proxy_start(struct isd_proxy *p)
 	if (r < 0)
 		return isd_error(r, "starting the network relay's resolver");
 	proxy_epoll_add(p, p->wake_fd, &p->wake_ev, EPOLLIN);
-	proxy_epoll_add(p, p->resolved_pipe[0], &p->resolved_ev, EPOLLIN);
+	proxy_epoll_add(p, p->resolved_fd, &p->resolved_ev, EPOLLIN);
 	for (struct listener *l = p->listeners; l; l = l->next)
 		proxy_epoll_add(p, l->fd, &l->ev, EPOLLIN);
 	sigfillset(&all);
@@ -735,10 +735,12 @@ void isd_proxy_free(struct isd_proxy *p)
 		(void)!write(p->wake_fd, &one, sizeof(one));
 		pthread_join(p->thread, NULL);
 	}
-	proxy_resolver_stop(p);
+	/* Connections first: closing one detaches its job from the resolver,
+	 * which frees the jobs when it stops. */
 	while (p->conns)
 		proxy_conn_close(p, p->conns);
 	proxy_free_dead(p);
+	proxy_resolver_stop(p);
 	while (p->listeners) {
 		struct listener *l = p->listeners;
 		p->listeners = l->next;

@@ -394,3 +394,57 @@ test_private_reaches_test_netns() {
 	expect_rc 0
 	expect_eq "$out" hello "private reaches a server in the test's own namespace"
 }
+
+# isd_in_test_netns SCRIPT: runs SCRIPT (sh) in a mount and network
+# namespace of the test's own, as root in it (unshare -r for a user), with
+# a name server on its loopback that never answers (slowdns.py) and
+# /etc/resolv.conf and nsswitch.conf pointing at it: host-side lookups
+# stall for as long as RES_OPTIONS says, and nothing leaves the machine.
+isd_in_test_netns() {
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	HPY=$(command -v python3) || skip "python3 is not installed"
+	[ "$(id -u)" -eq 0 ] && u="" || u=-r
+	unshare $u -mn true 2>/dev/null || skip "unshare $u -mn is not permitted here"
+	printf 'nameserver 127.0.0.1\n' >"$T/resolv.conf"
+	printf 'hosts: files dns\n' >"$T/nsswitch.conf"
+	cat >"$T/inner.sh" <<INNER
+mount --bind "$T/resolv.conf" /etc/resolv.conf || exit 99
+mount --bind "$T/nsswitch.conf" /etc/nsswitch.conf || exit 99
+"$HPY" "$NETDIR/slowdns.py" "$T/dns.ready" "$T/dns.log" &
+dns=\$!
+i=0
+while [ ! -s "$T/dns.ready" ] && [ \$i -lt 200 ]; do i=\$((i + 1)); sleep 0.05; done
+$1
+rc=\$?
+kill \$dns
+exit \$rc
+INNER
+	unshare $u -mn sh "$T/inner.sh" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	[ "$rc" -ne 99 ] || skip "bind mounts in the test's mount namespace failed: $err"
+}
+
+# The sandbox ends while the relay waits for a name: isd neither touches the
+# freed lookup (ASan build) nor waits for it to finish.
+test_netless_exit_during_slow_resolution() {
+	command -v curl >/dev/null || skip "curl is not installed"
+	: >"$T/dns.log"
+	isd_in_test_netns "start=\$(date +%s)
+RES_OPTIONS='timeout:25 attempts:1' \"$ISD\" exec --network netless --allow slow.test:80 -v \"$T:/t:ro\" -- sh -c '
+	curl -sS --max-time 60 -x http://127.0.0.1:3128 http://slow.test/ >/dev/null 2>&1 &
+	i=0
+	until grep -q slow.test /t/dns.log; do
+		i=\$((i + 1)); [ \$i -lt 200 ] || { echo no lookup; exit 3; }; sleep 0.05
+	done
+	echo the host resolves'
+rc=\$?
+echo took=\$((\$(date +%s) - start))
+exit \$rc"
+	expect_rc 0 "isd exits cleanly during a lookup"
+	expect_contains "$out" "the host resolves" "the lookup was in flight when the sandbox ended"
+	expect_not_contains "$err" "AddressSanitizer"
+	took=$(printf '%s\n' "$out" | sed -n 's/^took=//p')
+	[ "$took" -lt 15 ] || fail "isd waited ${took} s for a lookup nobody needs any more (the name server stalls 25 s)"
+}
