@@ -7,6 +7,7 @@
  * temporary file in its directory, renamed over the old one).
  */
 #define _GNU_SOURCE
+#include "isd/session-apply.h"
 #include "isd/session-changes.h"
 #include "isd/session.h"
 #include "isd/syscalls.h"
@@ -15,23 +16,25 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
-struct dir_mode {
-	char *path;
-	mode_t mode;
+/* What apply does with one change, decided by the check. */
+struct plan {
+	char *tmp;  /* the staged copy's temporary name next to the change's path */
+	ssize_t in; /* the outermost new directory holding the change, or -1 */
+	mode_t mode; /* the mode to give it (setuid and setgid stripped) */
+	bool checked;
 };
 
-struct applier {
-	int project_fd, upper_fd;
-	int64_t started_ns;
-	bool force;
-	size_t applied, refused;
-	struct dir_mode *dirs;
-	size_t ndirs;
+struct run {
+	struct isd_apply *a;
+	struct plan *plan;
+	int sync_fd[8]; /* one directory per filesystem the changes touch */
+	size_t nsync;
 };
 
 /* The parent directory of path (relative to root), never through a
@@ -54,12 +57,29 @@ static int open_parent(int root, const char *path, const char **name)
 	return fd < 0 ? -errno : fd;
 }
 
-static void refuse(struct applier *a, const char *path, const char *why)
+void isd_apply_refuse(struct isd_apply *a, const char *path, const char *fmt, ...)
 {
 	_cleanup_free_ char *q = isd_quote_path("", path);
+	char why[512];
+	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "isd: apply: refused %s: %s\n", q, why);
 	a->refused++;
+}
+
+void isd_apply_note(const char *path, const char *fmt, ...)
+{
+	_cleanup_free_ char *q = isd_quote_path("", path);
+	char what[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "isd: apply: note: %s: %s\n", q, what);
 }
 
 static bool changed_since(const struct stat *st, int64_t started_ns)
@@ -68,8 +88,8 @@ static bool changed_since(const struct stat *st, int64_t started_ns)
 }
 
 /* The first non-directory under dfd/name changed since the start (a
- * directory's own ctime moves with every entry added or removed, also by
- * an earlier partial apply, so it says nothing about its files). */
+ * directory's own ctime moves with every entry added or removed, so it
+ * says nothing about its files). */
 static int tree_changed(int dfd, const char *name, int64_t started_ns, bool *changed)
 {
 	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -108,129 +128,175 @@ static char *temp_name(void)
 	return isd_xasprintf(".isd-apply-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 }
 
-static int copy_fd(int in, int out)
+static int copy_range(int in, int out, off_t from, off_t to)
 {
 	char buf[65536];
+	loff_t off_in = from, off_out = from;
+	bool plain = false;
 
-	for (;;) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+	while (off_in < to) {
+		size_t want = (size_t)(to - off_in);
+		ssize_t n;
 
-		if (n == 0)
-			return 0;
-		if (n > 0)
-			continue;
-		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-			return -errno;
-		break;
-	}
-	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
-		int r;
-
+		if (!plain) {
+			n = copy_file_range(in, &off_in, out, &off_out, want, 0);
+			if (n > 0)
+				continue;
+			if (n == 0)
+				return -EIO; /* the file shrank under us */
+			if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+				return -errno;
+			plain = true;
+		}
+		n = pread(in, buf, want < sizeof(buf) ? want : sizeof(buf), off_in);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
-		if ((r = isd_write_all(out, buf, (size_t)n)) < 0)
-			return r;
-	}
-}
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = pwrite(out, buf + done, (size_t)(n - done), off_out);
 
-/* The upper entry's copy as tmp in hpfd: a regular file, symlink or fifo. */
-static int make_temp(int upfd, int hpfd, const char *name, const char *tmp, const struct stat *ust)
-{
-	if (S_ISLNK(ust->st_mode)) {
-		char target[PATH_MAX + 1];
-		ssize_t n = readlinkat(upfd, name, target, sizeof(target) - 1);
-
-		if (n < 0)
-			return -errno;
-		target[n] = '\0';
-		return symlinkat(target, hpfd, tmp) < 0 ? -errno : 0;
-	}
-	if (S_ISFIFO(ust->st_mode))
-		return mknodat(hpfd, tmp, S_IFIFO | 0600, 0) < 0 || fchmodat(hpfd, tmp, ust->st_mode & 07777, 0) < 0 ? -errno : 0;
-	{
-		_cleanup_close_ int in = openat(upfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-		_cleanup_close_ int out = -1;
-		struct timespec times[2] = {ust->st_atim, ust->st_mtim};
-		int r;
-
-		/* The owner may read what the sandbox made unreadable. */
-		if (in < 0 && errno == EACCES && fchmodat(upfd, name, (ust->st_mode & 07777) | 0400, 0) == 0) {
-			in = openat(upfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-			if (fchmodat(upfd, name, ust->st_mode & 07777, 0) < 0)
-				isd_warn("restoring the mode of %s in the session: %s", name, strerror(errno));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			done += w;
+			off_out += w;
 		}
-		if (in < 0)
-			return -errno;
-		out = openat(hpfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (out < 0)
-			return -errno;
-		r = copy_fd(in, out);
-		if (r == 0 && (fchmod(out, ust->st_mode & 07777) < 0 || futimens(out, times) < 0))
-			r = -errno;
-		if (r < 0)
-			unlinkat(hpfd, tmp, 0);
-		return r;
-	}
-}
-
-static int apply_file(struct applier *a, const struct isd_change *e, int hpfd, const char *name,
-		      const struct stat *hst)
-{
-	_cleanup_close_ int upfd = -1;
-	_cleanup_free_ char *tmp = NULL;
-	const char *uname;
-	struct stat ust;
-	int r;
-
-	upfd = open_parent(a->upper_fd, e->path, &uname);
-	if (upfd < 0 || fstatat(upfd, uname, &ust, AT_SYMLINK_NOFOLLOW) < 0)
-		return isd_error(upfd < 0 ? upfd : -errno, "reading %s in the session's upper layer", e->path);
-	if (!S_ISREG(ust.st_mode) && !S_ISLNK(ust.st_mode) && !S_ISFIFO(ust.st_mode)) {
-		refuse(a, e->path, "isd applies files, directories, symlinks and fifos only");
-		return 0;
-	}
-	if (e->status == ISD_CHANGE_MODIFIED && !e->content) {
-		if (fchmodat(hpfd, name, ust.st_mode & 07777, AT_SYMLINK_NOFOLLOW) < 0)
-			return isd_error(-errno, "changing the mode of %s", e->path);
-		return 0;
-	}
-	tmp = temp_name();
-	r = make_temp(upfd, hpfd, uname, tmp, &ust);
-	if (r < 0)
-		return isd_error(r, "writing a copy of %s next to it", e->path);
-	/* A directory cannot be renamed over: it goes only once its
-	 * replacement is ready. */
-	if (hst && S_ISDIR(hst->st_mode) && (r = isd_remove_tree_at(hpfd, name)) < 0) {
-		unlinkat(hpfd, tmp, 0);
-		return r;
-	}
-	if (renameat(hpfd, tmp, hpfd, name) < 0) {
-		r = isd_error(-errno, "renaming the new %s into place", e->path);
-		unlinkat(hpfd, tmp, 0);
-		return r;
+		off_in += n;
 	}
 	return 0;
 }
 
-static int apply_one(struct applier *a, const struct isd_change *e)
+/* The data of in, and holes where it has holes: a 2 GiB sparse file stays
+ * one that takes no space. */
+static int copy_sparse(int in, int out, off_t size)
 {
-	_cleanup_close_ int hpfd = -1;
-	const char *name;
-	struct stat hst;
+	off_t pos = 0;
+	int r;
+
+	while (pos < size) {
+		off_t data = lseek(in, pos, SEEK_DATA), hole;
+
+		if (data < 0 && errno == ENXIO)
+			break; /* only a hole is left */
+		if (data < 0)
+			return copy_range(in, out, pos, size); /* no SEEK_DATA here */
+		hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0 || hole > size)
+			hole = size;
+		if ((r = copy_range(in, out, data, hole)) < 0)
+			return r;
+		pos = hole;
+	}
+	return ftruncate(out, size) < 0 ? -errno : 0;
+}
+
+/* The session's file, symlink (upfd/uname) as dstfd/dst, mode given. */
+static int make_copy(int upfd, const char *uname, int dstfd, const char *dst, const struct stat *ust, mode_t mode)
+{
+	_cleanup_close_ int in = -1, out = -1;
+	struct timespec times[2] = {ust->st_atim, ust->st_mtim};
+	struct stat st;
+	int r;
+
+	if (S_ISLNK(ust->st_mode)) {
+		char target[PATH_MAX + 1];
+		ssize_t n = readlinkat(upfd, uname, target, sizeof(target) - 1);
+
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		return symlinkat(target, dstfd, dst) < 0 ? -errno : 0;
+	}
+	/* O_NONBLOCK: whatever the name is now, open never waits (a fifo). */
+	in = openat(upfd, uname, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	/* The owner may read what the sandbox made unreadable. */
+	if (in < 0 && errno == EACCES && fchmodat(upfd, uname, (ust->st_mode & 07777) | 0400, 0) == 0) {
+		in = openat(upfd, uname, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (fchmodat(upfd, uname, ust->st_mode & 07777, 0) < 0)
+			isd_warn("restoring the mode of %s in the session: %s", uname, strerror(errno));
+	}
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	out = openat(dstfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return -errno;
+	r = copy_sparse(in, out, st.st_size);
+	if (r == 0 && (fchmod(out, mode) < 0 || futimens(out, times) < 0))
+		r = -errno;
+	if (r < 0)
+		unlinkat(dstfd, dst, 0);
+	return r;
+}
+
+static bool is_new_dir(const struct isd_change *e)
+{
+	return S_ISDIR(e->new_mode) && (e->status == ISD_CHANGE_ADDED || e->status == ISD_CHANGE_TYPE);
+}
+
+/* Where the staged copy of change i is: the temporary name of its
+ * outermost new directory, then the rest of its path. */
+static char *staged_path(const struct run *run, size_t i)
+{
+	const struct isd_change *e = &run->a->changes->v[i];
+	const struct plan *p = &run->plan[i];
+	const struct isd_change *top;
+	const char *slash;
+
+	if (p->in < 0)
+		return NULL;
+	top = &run->a->changes->v[p->in];
+	slash = strrchr(top->path, '/');
+	return isd_xasprintf("%.*s%s%s", slash ? (int)(slash - top->path + 1) : 0, top->path, run->plan[p->in].tmp,
+			     e->path + strlen(top->path));
+}
+
+static const char *type_name(mode_t m)
+{
+	return S_ISFIFO(m) ? "a fifo" : S_ISSOCK(m) ? "a socket" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : "a special file";
+}
+
+static int check_one(struct run *run, size_t i)
+{
+	struct isd_apply *a = run->a;
+	const struct isd_change *e = &a->changes->v[i];
+	struct plan *p = &run->plan[i];
+	_cleanup_close_ int hpfd = -1, upfd = -1;
+	const char *name, *uname;
+	struct stat hst, ust;
 	bool have, changed = false;
 	int r;
 
+	if (e->status != ISD_CHANGE_DELETED) {
+		upfd = open_parent(a->upper_fd, e->path, &uname);
+		if (upfd < 0 || fstatat(upfd, uname, &ust, AT_SYMLINK_NOFOLLOW) < 0)
+			return isd_error(upfd < 0 ? upfd : -errno, "reading %s in the session's upper layer", e->path);
+		if (!S_ISREG(ust.st_mode) && !S_ISLNK(ust.st_mode) && !S_ISDIR(ust.st_mode)) {
+			isd_apply_refuse(a, e->path, "%s: isd apply writes files, directories and symlinks only", type_name(ust.st_mode));
+			return 0;
+		}
+		if ((ust.st_mode & S_IFMT) != (e->new_mode & S_IFMT)) {
+			isd_apply_refuse(a, e->path, "changed in the session since it was compared (is it running?)");
+			return 0;
+		}
+		p->mode = ust.st_mode & 07777;
+		if (!S_ISDIR(ust.st_mode))
+			p->mode &= (mode_t)~(S_ISUID | S_ISGID);
+	}
+	p->checked = true;
+	if (p->in >= 0)
+		return 0; /* inside a new directory: nothing of the project there */
 	hpfd = open_parent(a->project_fd, e->path, &name);
 	if (hpfd < 0) {
-		refuse(a, e->path,
-		       hpfd == -ELOOP || hpfd == -EXDEV ? "a symlink in its directory's path could lead outside the project"
-		       : hpfd == -ENOENT || hpfd == -ENOTDIR ? "its directory is not a directory in the project"
-							    : strerror(-hpfd));
+		isd_apply_refuse(a, e->path, "%s",
+				 hpfd == -ELOOP || hpfd == -EXDEV ? "a symlink in its directory's path could lead outside the project"
+				 : hpfd == -ENOENT || hpfd == -ENOTDIR ? "its directory is not a directory in the project"
+								      : strerror(-hpfd));
 		return 0;
 	}
 	have = fstatat(hpfd, name, &hst, AT_SYMLINK_NOFOLLOW) == 0;
@@ -241,72 +307,262 @@ static int apply_one(struct applier *a, const struct isd_change *e)
 			changed = changed_since(&hst, a->started_ns);
 		else if (!S_ISDIR(e->new_mode) && (r = tree_changed(hpfd, name, a->started_ns, &changed)) < 0)
 			return isd_error(r, "reading %s in the project", e->path);
-		if (changed) {
-			refuse(a, e->path, "changed on the host since the session started (--force overwrites it)");
-			return 0;
-		}
+		if (changed)
+			isd_apply_refuse(a, e->path, "changed on the host since the session started (--force overwrites it)");
 	}
-	if (e->status == ISD_CHANGE_DELETED) {
-		if (have && (S_ISDIR(hst.st_mode) ? (r = isd_remove_tree_at(hpfd, name)) < 0
-						  : (r = unlinkat(hpfd, name, 0) < 0 ? isd_error(-errno, "removing %s", e->path) : 0) < 0))
-			return r;
-	} else if (S_ISDIR(e->new_mode)) {
-		if (have && !S_ISDIR(hst.st_mode) && unlinkat(hpfd, name, 0) < 0)
-			return isd_error(-errno, "removing %s", e->path);
-		/* Writable until its entries are in; its mode comes last. */
-		if ((!have || !S_ISDIR(hst.st_mode)) && mkdirat(hpfd, name, 0700) < 0 && errno != EEXIST)
-			return isd_error(-errno, "creating %s", e->path);
-		a->dirs = isd_xrealloc(a->dirs, (a->ndirs + 1) * sizeof(*a->dirs));
-		a->dirs[a->ndirs].path = isd_xstrdup(e->path);
-		a->dirs[a->ndirs++].mode = e->new_mode & 07777;
-	} else if ((r = apply_file(a, e, hpfd, name, have ? &hst : NULL)) < 0) {
-		return r;
-	}
-	a->applied++;
 	return 0;
 }
 
-/* Children before parents, so that a read-only directory still took its
- * entries. */
-static int set_dir_modes(struct applier *a)
+static int cmp_change_path(const void *key, const void *elem)
 {
+	return strcmp(key, ((const struct isd_change *)elem)->path);
+}
+
+/* Each change's outermost new directory: the shortest of its parents
+ * that the changes create. */
+static void plan_init(struct run *run)
+{
+	const struct isd_changes *c = run->a->changes;
+
+	run->plan = isd_xcalloc(c->n ? c->n : 1, sizeof(*run->plan));
+	for (size_t i = 0; i < c->n; i++) {
+		_cleanup_free_ char *prefix = isd_xstrdup(c->v[i].path);
+
+		run->plan[i].in = -1;
+		for (char *slash = strchr(prefix, '/'); slash; slash = strchr(slash + 1, '/')) {
+			const struct isd_change *dir;
+
+			*slash = '\0';
+			dir = bsearch(prefix, c->v, c->n, sizeof(*c->v), cmp_change_path);
+			*slash = '/';
+			if (dir && is_new_dir(dir)) {
+				run->plan[i].in = dir - c->v;
+				break;
+			}
+		}
+	}
+}
+
+int isd_apply_check_all(struct isd_apply *a)
+{
+	struct run run = {.a = a};
 	int r = 0;
 
-	for (size_t i = a->ndirs; i-- > 0;) {
-		_cleanup_close_ int pfd = -1;
+	plan_init(&run);
+	for (size_t i = 0; i < a->changes->n && r == 0; i++)
+		r = check_one(&run, i);
+	/* The git checks (src/session-git.c) join here. */
+	free(run.plan);
+	return r;
+}
+
+static void remember_fs(struct run *run, int dirfd)
+{
+	struct stat st, other;
+
+	if (fstat(dirfd, &st) < 0)
+		return;
+	for (size_t i = 0; i < run->nsync; i++)
+		if (fstat(run->sync_fd[i], &other) == 0 && other.st_dev == st.st_dev)
+			return;
+	if (run->nsync < sizeof(run->sync_fd) / sizeof(run->sync_fd[0]))
+		run->sync_fd[run->nsync++] = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* One syncfs per filesystem, not an fsync per file. */
+static int sync_all(struct run *run)
+{
+	for (size_t i = 0; i < run->nsync; i++)
+		if (run->sync_fd[i] >= 0 && syncfs(run->sync_fd[i]) < 0)
+			return isd_error(-errno, "flushing the project to disk");
+	return 0;
+}
+
+static int stage_one(struct run *run, size_t i)
+{
+	const struct isd_change *e = &run->a->changes->v[i];
+	struct plan *p = &run->plan[i];
+	_cleanup_free_ char *at = staged_path(run, i);
+	_cleanup_close_ int dfd = -1, upfd = -1;
+	const char *name, *uname;
+	struct stat ust;
+	int r;
+
+	if (e->status == ISD_CHANGE_DELETED || (e->status == ISD_CHANGE_MODIFIED && (!e->content || S_ISDIR(e->new_mode))))
+		return 0;
+	dfd = open_parent(run->a->project_fd, at ? at : e->path, &name);
+	if (dfd < 0)
+		return isd_error(dfd, "opening the directory of %s in the project", e->path);
+	if (!at)
+		name = p->tmp = temp_name();
+	remember_fs(run, dfd);
+	if (S_ISDIR(e->new_mode)) {
+		/* Writable until its entries are in; its mode comes last. */
+		if (mkdirat(dfd, name, 0700) < 0)
+			return isd_error(-errno, "creating %s", e->path);
+		return 0;
+	}
+	upfd = open_parent(run->a->upper_fd, e->path, &uname);
+	if (upfd < 0 || fstatat(upfd, uname, &ust, AT_SYMLINK_NOFOLLOW) < 0)
+		return isd_error(upfd < 0 ? upfd : -errno, "reading %s in the session's upper layer", e->path);
+	r = make_copy(upfd, uname, dfd, name, &ust, p->mode);
+	if (r < 0)
+		return isd_error(r == -EBADFD ? -EINVAL : r, "writing a copy of %s next to it", e->path);
+	return 0;
+}
+
+/* Staged directories get their modes children first, so that a read-only
+ * one still took its entries. */
+static int stage_dir_modes(struct run *run)
+{
+	for (size_t i = run->a->changes->n; i-- > 0;) {
+		const struct isd_change *e = &run->a->changes->v[i];
+		_cleanup_free_ char *at = NULL;
+		_cleanup_close_ int dfd = -1;
 		const char *name;
 
-		if (r == 0) {
-			pfd = open_parent(a->project_fd, a->dirs[i].path, &name);
-			if (pfd < 0 || fchmodat(pfd, name, a->dirs[i].mode, AT_SYMLINK_NOFOLLOW) < 0)
-				r = isd_error(pfd < 0 ? pfd : -errno, "changing the mode of %s", a->dirs[i].path);
-		}
-		free(a->dirs[i].path);
+		if (!is_new_dir(e) || (run->plan[i].in < 0 && !run->plan[i].tmp))
+			continue;
+		at = staged_path(run, i);
+		dfd = open_parent(run->a->project_fd, at ? at : e->path, &name);
+		if (dfd < 0 || fchmodat(dfd, at ? name : run->plan[i].tmp, run->plan[i].mode, 0) < 0)
+			return isd_error(dfd < 0 ? dfd : -errno, "changing the mode of %s", e->path);
 	}
-	free(a->dirs);
-	a->dirs = NULL;
-	a->ndirs = 0;
+	return 0;
+}
+
+/* What staging left that is not in place: gone, the project as it was. */
+static void unstage(struct run *run)
+{
+	for (size_t i = 0; i < run->a->changes->n; i++) {
+		_cleanup_close_ int dfd = -1;
+		const char *name;
+
+		if (!run->plan[i].tmp)
+			continue;
+		dfd = open_parent(run->a->project_fd, run->a->changes->v[i].path, &name);
+		if (dfd >= 0 && unlinkat(dfd, run->plan[i].tmp, 0) < 0 && errno != ENOENT)
+			(void)isd_remove_tree_at(dfd, run->plan[i].tmp);
+	}
+}
+
+static int commit_one(struct run *run, size_t i)
+{
+	const struct isd_change *e = &run->a->changes->v[i];
+	struct plan *p = &run->plan[i];
+	_cleanup_close_ int dfd = -1;
+	const char *name;
+	struct stat hst;
+	bool have;
+	int r;
+
+	if (p->in >= 0 || (e->status == ISD_CHANGE_MODIFIED && S_ISDIR(e->new_mode)))
+		return 0; /* in place with its directory; directory modes come last */
+	dfd = open_parent(run->a->project_fd, e->path, &name);
+	if (dfd < 0)
+		return isd_error(dfd, "opening the directory of %s in the project", e->path);
+	remember_fs(run, dfd);
+	have = fstatat(dfd, name, &hst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (e->status == ISD_CHANGE_MODIFIED && !e->content) {
+		if (fchmodat(dfd, name, p->mode, 0) < 0)
+			return isd_error(-errno, "changing the mode of %s", e->path);
+	} else if (e->status == ISD_CHANGE_DELETED || (have && (S_ISDIR(hst.st_mode) || S_ISDIR(e->new_mode)))) {
+		/* A directory cannot be renamed over, nor over a file: what is
+		 * there goes first. */
+		if (have && (S_ISDIR(hst.st_mode) ? (r = isd_remove_tree_at(dfd, name)) < 0
+						  : (r = unlinkat(dfd, name, 0) < 0 ? isd_error(-errno, "removing %s", e->path) : 0) < 0))
+			return r;
+	}
+	if (p->tmp) {
+		if (renameat(dfd, p->tmp, dfd, name) < 0)
+			return isd_error(-errno, "renaming the new %s into place", e->path);
+		free(p->tmp);
+		p->tmp = NULL;
+	}
+	if (e->new_mode && !S_ISDIR(e->new_mode) && (e->new_mode & (S_ISUID | S_ISGID)))
+		isd_apply_note(e->path, "applied without its setuid/setgid bits (mode %04o, not %04o)", (unsigned)p->mode,
+			       (unsigned)(e->new_mode & 07777));
+	return 0;
+}
+
+/* Mode changes of directories that were there, children first. */
+static int commit_dir_modes(struct run *run)
+{
+	for (size_t i = run->a->changes->n; i-- > 0;) {
+		const struct isd_change *e = &run->a->changes->v[i];
+		_cleanup_close_ int dfd = -1;
+		const char *name;
+
+		if (e->status != ISD_CHANGE_MODIFIED || !S_ISDIR(e->new_mode))
+			continue;
+		dfd = open_parent(run->a->project_fd, e->path, &name);
+		if (dfd < 0 || fchmodat(dfd, name, run->plan[i].mode, 0) < 0)
+			return isd_error(dfd < 0 ? dfd : -errno, "changing the mode of %s", e->path);
+	}
+	return 0;
+}
+
+int isd_apply_run(struct isd_apply *a)
+{
+	struct run run = {.a = a};
+	int r = 0;
+
+	a->applied = 0;
+	a->refused = 0;
+	plan_init(&run);
+	for (size_t i = 0; i < a->changes->n && r == 0; i++)
+		r = check_one(&run, i);
+	/* The git checks (src/session-git.c) join here too, through
+	 * isd_apply_check_all() once they need more than one change. */
+	if (r < 0 || a->refused)
+		goto out;
+	remember_fs(&run, a->project_fd);
+	for (size_t i = 0; i < a->changes->n && r == 0; i++)
+		r = stage_one(&run, i);
+	if (r == 0)
+		r = stage_dir_modes(&run);
+	/* The copies' data on disk before any of them has its name. */
+	if (r == 0)
+		r = sync_all(&run);
+	if (r < 0) {
+		unstage(&run);
+		goto out;
+	}
+	for (size_t i = 0; i < a->changes->n && r == 0; i++)
+		r = commit_one(&run, i);
+	if (r == 0)
+		r = commit_dir_modes(&run);
+	if (r < 0) {
+		/* Rare (the disk fails between two renames): the session keeps
+		 * every change, apply can run again. */
+		unstage(&run);
+		goto out;
+	}
+	/* On disk before the upper layer forgets them. */
+	if ((r = sync_all(&run)) < 0)
+		goto out;
+	a->applied = isd_changes_count(a->changes);
+	r = isd_changes_prune(a->project_fd, a->upper_fd);
+out:
+	for (size_t i = 0; i < a->changes->n; i++)
+		free(run.plan[i].tmp);
+	free(run.plan);
+	for (size_t i = 0; i < run.nsync; i++)
+		if (run.sync_fd[i] >= 0)
+			close(run.sync_fd[i]);
 	return r;
 }
 
 int isd_changes_apply(int project_fd, int upper_fd, const struct isd_changes *c, int64_t started_ns, bool force,
 		      size_t *applied, size_t *refused)
 {
-	struct applier a = {.project_fd = project_fd, .upper_fd = upper_fd, .started_ns = started_ns, .force = force};
-	int r = 0;
+	struct isd_apply a = {.project_fd = project_fd, .upper_fd = upper_fd, .changes = c, .started_ns = started_ns,
+			      .force = force};
+	int r = isd_apply_run(&a);
 
-	for (size_t i = 0; i < c->n && r == 0; i++)
-		r = apply_one(&a, &c->v[i]);
-	if (set_dir_modes(&a) < 0 && r == 0)
-		r = -EIO;
 	*applied = a.applied;
 	*refused = a.refused;
-	if (r < 0)
-		return r;
-	/* On disk before the upper layer forgets them. */
-	if (syncfs(project_fd) < 0)
-		return isd_error(-errno, "syncing the project");
-	return isd_changes_prune(project_fd, upper_fd);
+	return r;
 }
 
 /* ------------------------------------------------------------------ */
@@ -316,9 +572,11 @@ static int apply_usage(void)
 	fputs("Usage: isd apply [ID] [--force] [PATH...]\n"
 	      "\n"
 	      "Copy a stopped session's changes (all, or those at or under PATHs) into its\n"
-	      "project.  A file changed on the host since the session started is refused\n"
-	      "unless --force.  Applied changes leave the session; a session with none left\n"
-	      "is removed.  Without ID: the latest session of the current directory's project.\n",
+	      "project, all or nothing: a file changed on the host since the session started\n"
+	      "(unless --force), a special file or a path that is not a directory in the\n"
+	      "project is refused, and with any refusal nothing is applied.  Applied changes\n"
+	      "leave the session; a session with none left is removed.  Without ID: the latest\n"
+	      "session of the current directory's project.\n",
 	      stdout);
 	return 0;
 }
@@ -354,19 +612,22 @@ static int cmd_apply(struct isd_session *s, char **paths, bool force, int *code)
 	isd_changes_free(&sel);
 	if (r < 0)
 		return r;
+	if (refused) {
+		fprintf(stderr, "isd: apply: refused %zu change%s (listed above); nothing was applied: "
+				"isd apply %s PATH... takes the others\n",
+			refused, refused == 1 ? "" : "s", s->id);
+		*code = 1;
+		return 0;
+	}
 	if ((r = isd_session_count_changes(s, &left)) < 0)
 		return r;
-	printf("applied %zu change%s to %s\n", applied, applied == 1 ? "" : "s", s->project);
+	printf("applied %zu change%s of session %s to %s\n", applied, applied == 1 ? "" : "s", s->id, s->project);
 	if (left == 0) {
 		if ((r = isd_session_remove(s)) < 0)
 			return r;
 		printf("session %s has no changes left and is removed\n", s->id);
 	} else {
 		printf("session %s keeps %zu change%s: isd diff %s\n", s->id, left, left == 1 ? "" : "s", s->id);
-	}
-	if (refused) {
-		fprintf(stderr, "isd: apply: refused %zu change%s (listed above)\n", refused, refused == 1 ? "" : "s");
-		*code = 1;
 	}
 	return 0;
 }

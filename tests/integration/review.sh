@@ -76,3 +76,25 @@ test_diff_escapes_control_bytes() {
 	run_isd apply "$(printf '%s\033[2J' "$id")"
 	expect_visible "$T/err"
 }
+
+# One refusal (a file the host changed meanwhile) used to leave the rest
+# applied: HEAD moved, the index old.  Now nothing changes, and nothing
+# staged is left behind.
+test_apply_all_or_nothing() {
+	make_project
+	cow 'echo agent >keep.txt; echo agent >src/a.txt; mkdir -p new/deep && echo n >new/deep/f; rm Makefile'
+	sleep 0.05
+	echo host >"$P/src/a.txt"
+	before=$(cd "$P" && find . -printf '%p %s %m\n' | LC_ALL=C sort)
+	run_isd apply "$id"
+	expect_rc 1 "apply with a refusal"
+	expect_contains "$err" "refused src/a.txt: changed on the host since the session started"
+	expect_contains "$err" "nothing was applied"
+	expect_eq "$(cd "$P" && find . -printf '%p %s %m\n' | LC_ALL=C sort)" "$before" "the project after a refused apply"
+	run_isd apply "$id" --force
+	expect_rc 0 "apply --force"
+	expect_contains "$out" "applied 4 changes of session $id"
+	expect_eq "$(cat "$P/src/a.txt") $(cat "$P/keep.txt") $(cat "$P/new/deep/f")" "agent agent n" "applied whole"
+	[ ! -e "$P/Makefile" ] || fail "the deletion was not applied"
+	[ -z "$(find "$P" -name '.isd-apply-*')" ] || fail "staged files left: $(find "$P" -name '.isd-apply-*')"
+}

@@ -167,15 +167,16 @@ test_apply_refuses_host_changes() {
 	expect_rc 1 "apply with host changes"
 	expect_contains "$err" "refused a.txt: changed on the host since the session started"
 	expect_contains "$err" "refused big:"
-	expect_contains "$err" "refused 3 changes"
+	expect_contains "$err" "refused 2 changes (listed above); nothing was applied"
 	expect_eq "$(cat "$P/a.txt")" host "a refused file is untouched"
-	expect_eq "$(cat "$P/plain.sh")" sandbox "the others are applied"
+	expect_eq "$(cat "$P/plain.sh")" plain "all or nothing: the others are not applied either"
 	[ -z "$(ls -A "$T/outside")" ] || fail "apply wrote through a symlink: $(ls -A "$T/outside")"
 	run_isd diff "$id" --name-only
-	expect_eq "$out" "$(printf 'M\ta.txt\nT\tbig/\nA\tbig/new')" "what is left"
-	run_isd apply "$id" --force a.txt
+	expect_eq "$out" "$(printf 'M\ta.txt\nT\tbig/\nA\tbig/new\nM\tplain.sh')" "what is left"
+	run_isd apply "$id" --force a.txt plain.sh
 	expect_rc 0 "apply --force PATH"
 	expect_eq "$(cat "$P/a.txt")" sandbox "--force"
+	expect_eq "$(cat "$P/plain.sh")" sandbox "PATH"
 	expect_contains "$out" "keeps 2 changes"
 	[ -z "$(ls -A "$T/outside")" ] || fail "apply wrote through a symlink"
 }
