@@ -93,10 +93,15 @@ static bool valid_profile_name(const char *name)
 	return true;
 }
 
-int isd_profile_find(const char *name, char **path_out)
+/* The file NAME resolves to; with after set (a profile file that includes
+ * its own name), the next one down the search path, as cpp's
+ * #include_next: a user's agent.conf that says --profile agent extends the
+ * installed agent profile instead of including itself. */
+static int profile_find_after(const char *name, const char *after, char **path_out)
 {
 	_cleanup_strv_ char **dirs = NULL;
 	_cleanup_free_ char *looked = NULL;
+	bool skipping = after != NULL;
 
 	if (strchr(name, '/')) {
 		if (access(name, R_OK) < 0)
@@ -111,6 +116,11 @@ int isd_profile_find(const char *name, char **path_out)
 		char *path = isd_xasprintf("%s/%s.conf", dirs[i], name);
 		char *joined;
 
+		if (skipping) {
+			skipping = strcmp(path, after) != 0;
+			free(path);
+			continue;
+		}
 		if (access(path, R_OK) == 0) {
 			*path_out = path;
 			return 0;
@@ -120,8 +130,29 @@ int isd_profile_find(const char *name, char **path_out)
 		free(looked);
 		looked = joined;
 	}
+	if (after)
+		return isd_error(-ENOENT, "--profile %s in %s: no %s.conf further down the search path (%s)", name, after,
+				 name, looked ? looked : "it ends there");
 	return isd_error(-ENOENT, "--profile %s: no %s.conf in %s", name, name, looked ? looked : "");
 }
+
+int isd_profile_find(const char *name, char **path_out)
+{
+	return profile_find_after(name, NULL, path_out);
+}
+
+/* Whether path is a file NAME.conf in some directory. */
+static bool names_file(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(name);
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, name, n) && !strcmp(base + n, ".conf");
+}
+
+static int profile_expand_from(const char *name, const char *from, const struct isd_profile_vars *vars,
+			       struct isd_args *out, int depth);
 
 /* The working directory with '/' turned into '-', as the Docker setup
  * named its project mount points. */
@@ -243,7 +274,7 @@ int isd_profile_parse_text(const char *text, const char *origin_name, const stru
 			const char *inc = value ? value : opt[9] == '=' ? opt + 10 : "";
 			if (!inc[0])
 				return isd_error(0, "profile %s: --profile needs a name", where);
-			r = isd_profile_expand(inc, vars, out, depth + 1);
+			r = profile_expand_from(inc, origin_name, vars, out, depth + 1);
 			if (r < 0)
 				return r;
 			continue;
@@ -258,7 +289,8 @@ int isd_profile_parse_text(const char *text, const char *origin_name, const stru
 	return 0;
 }
 
-int isd_profile_expand(const char *name, const struct isd_profile_vars *vars, struct isd_args *out, int depth)
+static int profile_expand_from(const char *name, const char *from, const struct isd_profile_vars *vars,
+			       struct isd_args *out, int depth)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
 	int r;
@@ -268,13 +300,18 @@ int isd_profile_expand(const char *name, const struct isd_profile_vars *vars, st
 				 MAX_PROFILE_DEPTH);
 	if (!strcmp(name, "none"))
 		return 0;
-	r = isd_profile_find(name, &path);
+	r = profile_find_after(name, from && !strchr(name, '/') && names_file(from, name) ? from : NULL, &path);
 	if (r < 0)
 		return r;
 	r = isd_read_file_at(AT_FDCWD, path, &text, NULL);
 	if (r < 0)
 		return isd_error(r, "reading profile %s", path);
 	return isd_profile_parse_text(text, path, vars, out, depth);
+}
+
+int isd_profile_expand(const char *name, const struct isd_profile_vars *vars, struct isd_args *out, int depth)
+{
+	return profile_expand_from(name, NULL, vars, out, depth);
 }
 
 static int profile_list(void)
@@ -298,8 +335,10 @@ static int profile_show(const char *name)
 	return 0;
 }
 
-/* Edits always happen on the user's own copy; a built-in is copied there
- * first so that the installed default stays intact. */
+/* Edits always happen on the user's own file.  For an installed profile
+ * that file starts as an override that includes the installed one (the
+ * same name includes the next file down the search path), so that later
+ * updates of the installed profile still reach the user. */
 static int profile_edit(const char *name)
 {
 	_cleanup_strv_ char **dirs = isd_profile_dirs();
@@ -315,8 +354,13 @@ static int profile_edit(const char *name)
 	}
 	user_path = isd_xasprintf("%s/%s.conf", dirs[0], name);
 	if (access(user_path, F_OK) < 0) {
-		if (isd_profile_find(name, &src) == 0 && isd_read_file_at(AT_FDCWD, src, &text, NULL) == 0) {
-			/* copied below */
+		if (isd_profile_find(name, &src) == 0) {
+			text = isd_xasprintf("# isd profile %s: your additions to %s, one `isd exec` option per line.\n"
+					     "# The line below includes it (the same name means the next %s.conf\n"
+					     "# down the search path), so its updates still reach you; options\n"
+					     "# after it override or add to it.  `isd profile show %s` prints it.\n"
+					     "--profile %s\n",
+					     name, src, name, src, name);
 		} else {
 			isd_error_clear();
 			text = isd_xasprintf("# isd profile %s: one `isd exec` option per line\n", name);

@@ -446,9 +446,15 @@ void isd_print_named_files(char *const *dirs, const char *suffix, int width)
 				continue;
 			name = isd_xstrdup(de->d_name);
 			name[n - slen] = '\0';
+			/* A name an earlier directory already has is never
+			 * loaded by that name: it is left out. */
 			for (size_t k = 0; seen && seen[k]; k++)
 				shadowed |= !strcmp(seen[k], name);
-			printf("%-*s %s/%s%s\n", width, name, dirs[i], de->d_name, shadowed ? " (shadowed)" : "");
+			if (shadowed) {
+				free(name);
+				continue;
+			}
+			printf("%-*s %s/%s\n", width, name, dirs[i], de->d_name);
 			isd_strv_push(&seen, name);
 		}
 		closedir(d);

@@ -228,10 +228,27 @@ test_profile_command() {
 	mkdir -p "$T/config"
 	XDG_CONFIG_HOME=$T/config EDITOR=true run_isd profile edit agent
 	expect_rc 0
-	cmp -s "$T/config/isd/profiles/agent.conf" "$ISD_TEST_SRCDIR/profiles/agent.conf" || fail "edit did not copy the built-in"
+	# the user's file is an override that includes the installed profile,
+	# so later updates of the installed one still reach the user
+	grep -qx -- '--profile agent' "$T/config/isd/profiles/agent.conf" || fail "edit did not write an override: $(cat "$T/config/isd/profiles/agent.conf")"
+	! grep -q -- '--agent-state' "$T/config/isd/profiles/agent.conf" || fail "edit copied the whole installed profile"
+	echo '--allow api.example.test' >>"$T/config/isd/profiles/agent.conf"
+	mkdir -p "$T/proj"
+	(cd "$T/proj" && XDG_CONFIG_HOME=$T/config "$ISD" exec --print-spec --agent omp -- true) >"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	expect_rc 0 "the override with the installed profile below it: $(cat "$T/err")"
+	expect_contains "$out" "api.example.test" "the user's addition"
+	expect_contains "$out" "api.anthropic.com" "the installed profile's allowlist, through the include"
 	XDG_CONFIG_HOME=$T/config run_isd profile list
-	expect_contains "$out" "$T/config/isd/profiles/agent.conf" "the user's copy first"
-	expect_contains "$out" "agent.conf (shadowed)" "the built-in it hides"
+	expect_contains "$out" "$T/config/isd/profiles/agent.conf" "the user's file first"
+	[ "$(printf '%s\n' "$out" | grep -c '^agent ')" -eq 1 ] || fail "profile list must leave out the hidden installed agent: $out"
+	# a profile that includes its own name where nothing lies below
+	mkdir -p "$T/config/isd/profiles"
+	echo '--profile lonely' >"$T/config/isd/profiles/lonely.conf"
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile lonely -- true
+	expect_rc 125
+	expect_contains "$err" "no lonely.conf further down the search path"
 	run_isd profile frob
 	expect_rc 125
 }
