@@ -5,6 +5,7 @@
 #include "isd/util.h"
 #include "isd/visible.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <git2.h>
 #include <stdio.h>
@@ -46,6 +47,37 @@ struct git_view {
 	bool repo_failed;
 };
 
+/* libgit2 opens object files without O_NONBLOCK: a fifo the payload put
+ * among the session's objects would hang isd diff.  Only directories and
+ * regular files there, or the session's objects are not read. */
+static bool plain_tree(int dfd, const char *name, int depth)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	bool plain = true;
+	DIR *d;
+
+	if (fd < 0)
+		return errno == ENOENT;
+	if (depth > 3 || !(d = fdopendir(fd)))
+		return false;
+	fd = -1;
+	while (plain && (de = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			plain = plain_tree(dirfd(d), de->d_name, depth + 1);
+		else if (!S_ISREG(st.st_mode) && !(S_ISCHR(st.st_mode) && st.st_rdev == 0))
+			plain = false; /* but a whiteout */
+	}
+	closedir(d);
+	return plain;
+}
+
 static git_repository *objects(struct git_view *v)
 {
 	git_odb *odb = NULL;
@@ -54,6 +86,12 @@ static git_repository *objects(struct git_view *v)
 
 	if (v->repo || v->repo_failed)
 		return v->repo;
+	if (!plain_tree(v->upper_fd, ".git/objects", 0)) {
+		printf("  %sthe session's .git/objects holds something that is not a file (a fifo?): its commits are not read%s\n",
+		       v->color ? "\033[1;31m" : "", v->color ? "\033[m" : "");
+		v->repo_failed = true;
+		return NULL;
+	}
 	/* New commits are loose objects in the upper layer; their parents
 	 * are in the project.  Content addressing makes the order moot. */
 	if (git_odb_new(&odb) < 0 || (access(mine, F_OK) == 0 && git_odb_add_disk_alternate(odb, mine) < 0) ||

@@ -15,12 +15,26 @@
 #include <fcntl.h>
 #include <git2.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 /* Bigger files are "Binary files ... differ" without being read. */
 #define MAX_DIFF_BYTES (64 << 20)
+
+#define STUCK_SECONDS 60
+
+static void stuck(int sig)
+{
+	static const char msg[] = "\nisd: diff: reading the session did not finish in 60 s (a fifo the payload swapped in "
+				  "while it runs?): stop the session and run isd diff again\n";
+
+	(void)sig;
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(ISD_EXIT_FAILURE);
+}
+
 
 enum format { PATCH, STAT, NAME_ONLY };
 
@@ -153,7 +167,8 @@ static int read_side(int root, const char *path, mode_t mode, char **buf, size_t
 	}
 	if (!S_ISREG(mode))
 		return 0;
-	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	/* O_NONBLOCK: a fifo swapped in since the walk never blocks the open. */
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		/* Unreadable (chmod 000): "Binary files ... differ" as for a
 		 * file too big to read. */
@@ -163,6 +178,8 @@ static int read_side(int root, const char *path, mode_t mode, char **buf, size_t
 	}
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ESTALE; /* replaced since the walk: the session is running */
 	if (st.st_size > MAX_DIFF_BYTES) {
 		*too_big = true;
 		*len = (size_t)st.st_size;
@@ -306,13 +323,43 @@ static void name_line(const struct isd_change *e, bool dir)
 	printf("%c\t%s\n", (char)e->status, q);
 }
 
+static bool special(mode_t m)
+{
+	return m && !S_ISREG(m) && !S_ISDIR(m) && !S_ISLNK(m);
+}
+
+/* git has no patch for a fifo, socket or device: shown for what it is,
+ * never as the empty regular file libgit2 would make of it. */
+static void special_line(struct differ *d, const char *path, mode_t m, bool added)
+{
+	const char *type = S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "socket" : S_ISCHR(m) ? "character device" : S_ISBLK(m) ? "block device" : "special file";
+	_cleanup_free_ char *q = isd_quote_path("", path);
+
+	if (d->format == STAT)
+		add_row(d, "", path, 0, 0,
+			isd_xasprintf("%s %s%s", added ? "new" : "deleted", type, added ? " (isd apply refuses it)" : ""));
+	else
+		printf("%s# isd: %s %s %s%s%s\n", d->color ? "\033[1;31m" : "", added ? "new" : "deleted", type, q,
+		       added ? " in the session: isd apply refuses special files" : "", d->color ? "\033[m" : "");
+}
+
 static int show_sides(struct differ *d, const struct isd_changes *c, size_t i)
 {
 	const struct isd_change *e = &c->v[i];
 	bool old_dir = S_ISDIR(e->old_mode), new_dir = S_ISDIR(e->new_mode);
 	int r;
 
-	if (e->old_mode) {
+	if (special(e->old_mode))
+		special_line(d, e->path, e->old_mode, false);
+	if (special(e->new_mode)) {
+		if (e->old_mode && !special(e->old_mode) && !old_dir && (r = file_patch(d, e->path, e->old_mode, 0)) < 0)
+			return r;
+		if (old_dir)
+			tree_line(d, e);
+		special_line(d, e->path, e->new_mode, true);
+		return 0;
+	}
+	if (e->old_mode && !special(e->old_mode)) {
 		if (old_dir)
 			tree_line(d, e);
 		else if ((r = file_patch(d, e->path, e->old_mode, 0)) < 0)
@@ -341,6 +388,10 @@ static int show(struct differ *d, const struct isd_changes *c, size_t i)
 	if (d->format == NAME_ONLY) {
 		if (!(e->status == ISD_CHANGE_ADDED && S_ISDIR(e->new_mode) && holds_entries(c, i)))
 			name_line(e, S_ISDIR(e->old_mode) || S_ISDIR(e->new_mode));
+		return 0;
+	}
+	if (e->status == ISD_CHANGE_MODIFIED && special(e->new_mode)) {
+		special_line(d, e->path, e->new_mode, true);
 		return 0;
 	}
 	if (e->status == ISD_CHANGE_MODIFIED) {
@@ -511,8 +562,15 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 			if (!git_done && format == STAT)
 				add_row(&d, ".git", "/", 0, 0,
 					isd_xasprintf("%zu changed file%s of git metadata", git_files, git_files == 1 ? "" : "s"));
-			else if (!git_done)
+			else if (!git_done) {
+				/* libgit2 reads the session's objects with blocking
+				 * opens: a fifo swapped in while the session runs, after
+				 * the check for one, ends isd diff clearly instead of
+				 * hanging it. */
+				alarm(STUCK_SECONDS);
 				isd_diff_git_summary(s->project, upper, d.project_fd, d.upper_fd, &sel, d.color);
+				alarm(0);
+			}
 			git_done = true;
 			continue;
 		}
@@ -584,6 +642,7 @@ int main(int argc, char **argv)
 		}
 	}
 	git_libgit2_init();
+	signal(SIGALRM, stuck);
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, false, &s, &consumed);
 	if (r == 0) {
 		r = run(&s, operands ? operands + consumed : NULL, format, color, show_ignored);

@@ -108,15 +108,22 @@ static int stat_at(int dfd, const char *name, struct stat *st, bool *present)
 
 static int same_file_content(int dfd_a, int dfd_b, const char *name, bool *same)
 {
-	_cleanup_close_ int a = openat(dfd_a, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-	_cleanup_close_ int b = openat(dfd_b, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	/* O_NONBLOCK: a fifo that a running session swapped in since the
+	 * stat never blocks the open; it is no regular file, so a change. */
+	_cleanup_close_ int a = openat(dfd_a, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_close_ int b = openat(dfd_b, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	_cleanup_free_ char *buf = isd_xmalloc(2 * 65536);
+	struct stat sa, sb;
 
 	*same = false;
 	/* A file the sandbox made unreadable (chmod 000) cannot be shown
 	 * equal: a change, which diff and apply then report. */
 	if (a < 0 || b < 0)
-		return errno == EACCES ? 0 : -errno;
+		return errno == EACCES || errno == ENXIO ? 0 : -errno;
+	if (fstat(a, &sa) < 0 || fstat(b, &sb) < 0)
+		return -errno;
+	if (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode))
+		return 0;
 	for (;;) {
 		ssize_t na = read(a, buf, 65536), nb;
 		size_t got = 0;

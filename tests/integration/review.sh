@@ -98,3 +98,77 @@ test_apply_all_or_nothing() {
 	[ ! -e "$P/Makefile" ] || fail "the deletion was not applied"
 	[ -z "$(find "$P" -name '.isd-apply-*')" ] || fail "staged files left: $(find "$P" -name '.isd-apply-*')"
 }
+
+# A fifo where a file was is shown for what it is, and apply refuses it
+# (a reader of it on the host would block or read what a writer feeds).
+test_fifo_shown_and_refused() {
+	make_project
+	cow 'rm keep.txt && mkfifo keep.txt && mkfifo src/new.fifo && echo x >ok.txt'
+	run_isd diff "$id"
+	expect_rc 0 "diff"
+	expect_contains "$out" "# isd: new fifo keep.txt in the session: isd apply refuses special files"
+	expect_contains "$out" "# isd: new fifo src/new.fifo in the session"
+	expect_contains "$out" "$(printf 'diff --git a/keep.txt b/keep.txt\ndeleted file mode 100644')"
+	expect_not_contains "$out" "$(printf 'diff --git a/keep.txt b/keep.txt\nnew file mode')" "a fifo shown as a file"
+	run_isd diff --stat "$id"
+	expect_contains "$out" "new fifo (isd apply refuses it)"
+	run_isd apply "$id"
+	expect_rc 1 "apply of a fifo"
+	expect_contains "$err" "refused keep.txt: a fifo: isd apply writes files, directories and symlinks only"
+	[ -f "$P/keep.txt" ] && [ ! -e "$P/ok.txt" ] || fail "apply changed the project despite a refusal"
+	run_isd apply "$id" ok.txt
+	expect_rc 0 "apply of the rest"
+	[ -f "$P/ok.txt" ] || fail "ok.txt not applied"
+}
+
+# libgit2 opens object files blocking: a fifo among the session's objects
+# hung isd diff.  The fifo is there when diff runs.
+test_diff_fifo_in_objects_does_not_hang() {
+	make_project
+	command -v git >/dev/null || skip "git (git) is not installed"
+	command -v timeout >/dev/null || skip "timeout (coreutils) is not installed"
+	git -C "$P" init -q
+	git -C "$P" add -A
+	git -C "$P" -c user.name=u -c user.email=u@u commit -qm base
+	sleep 0.05
+	cow 'echo b >keep.txt && git commit -qam two && h=$(git rev-parse HEAD) &&
+		f=.git/objects/$(echo "$h" | cut -c1-2)/$(echo "$h" | cut -c3-) && rm -f "$f" && mkfifo "$f" &&
+		mkfifo src/pipe && echo changed >src/a.txt'
+	timeout 20 "$ISD" diff "$id" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" -ne 124 ] || fail "isd diff hung on a fifo in the session"
+	expect_rc 0 "diff with a fifo among the objects"
+	expect_contains "$(cat "$T/out")" "holds something that is not a file (a fifo?)"
+	expect_contains "$(cat "$T/out")" "+changed"
+}
+
+# Setuid and setgid bits do not reach the host: stripped, with a note.
+test_apply_strips_setuid() {
+	make_project
+	cow 'cp /bin/sh suid && chmod 6755 suid 2>/dev/null; chmod 4755 keep.txt 2>/dev/null; true'
+	# Whether or not the sandbox let the payload set them, the session has them.
+	chmod 6755 "$XDG_STATE_HOME/isd/sessions/$id/upper/suid"
+	chmod 4755 "$XDG_STATE_HOME/isd/sessions/$id/upper/keep.txt"
+	run_isd diff "$id"
+	expect_contains "$out" "new file mode 106755"
+	run_isd apply "$id"
+	expect_rc 0 "apply"
+	expect_contains "$err" "note: suid: applied without its setuid/setgid bits (mode 0755, not 6755)"
+	expect_contains "$err" "note: keep.txt: applied without its setuid/setgid bits (mode 0755, not 4755)"
+	expect_eq "$(stat -c %a "$P/suid") $(stat -c %a "$P/keep.txt")" "755 755" "modes on the host"
+}
+
+# A 2 GiB sparse file takes no space in the session: nor after apply.
+test_apply_keeps_holes() {
+	make_project
+	cow 'truncate -s 2G sparse.img && printf data | dd of=sparse.img bs=1 seek=1073741824 conv=notrunc 2>/dev/null'
+	up=$XDG_STATE_HOME/isd/sessions/$id/upper/sparse.img
+	[ "$(stat -c %b "$up")" -lt 1024 ] || skip "the session's filesystem does not keep holes"
+	run_isd diff --stat "$id"
+	expect_contains "$out" "sparse.img | Bin 0 -> 2147483648 bytes"
+	run_isd apply "$id"
+	expect_rc 0 "apply"
+	expect_eq "$(stat -c %s "$P/sparse.img")" 2147483648 "apparent size"
+	[ "$(stat -c %b "$P/sparse.img")" -lt 1024 ] || fail "apply filled the holes: $(du -h "$P/sparse.img")"
+	expect_eq "$(dd if="$P/sparse.img" bs=1 skip=1073741824 count=4 2>/dev/null)" data "the data in the middle"
+}
