@@ -476,8 +476,60 @@ static int add_agent_state(struct isd_spec *spec, const struct isd_caller *calle
 	return 0;
 }
 
+/* A profile's --allow, --allow-file and --proxy-port belong to the
+ * profile's netless mode: they wait until the network mode is known, so
+ * that a --network on the command line can replace the profile's mode
+ * without tripping over its allowlist. */
+struct netless_option {
+	int opt;
+	char *arg, *origin;
+};
+
+static int apply_netless_option(struct isd_spec *spec, const struct isd_caller *caller, int opt, const char *arg)
+{
+	switch (opt) {
+	case OPT_ALLOW:
+		if (arg[0] == '@') {
+			_cleanup_free_ char *path = NULL;
+			int r = isd_profile_find_allow_set(arg + 1, &path);
+			return r < 0 ? r : isd_netcfg_read_allow_file(&spec->net, path);
+		}
+		return isd_netcfg_add_allow(&spec->net, arg, "--allow");
+	case OPT_ALLOW_FILE:
+		return isd_netcfg_read_allow_file(&spec->net, arg);
+	default:
+		return isd_netcfg_set_proxy_port(&spec->net, arg);
+	}
+	(void)caller;
+}
+
+static int apply_profile_netless_options(struct isd_spec *spec, const struct isd_caller *caller,
+					 struct netless_option *list, size_t n, const char **failed_origin)
+{
+	const char *net_origin = isd_spec_get_origin(spec, "network");
+	bool cmdline_mode = net_origin && !strcmp(net_origin, "command line");
+	int r;
+
+	if (n && spec->network != ISD_NET_NETLESS && cmdline_mode) {
+		fprintf(stderr, "isd: note: --network %s from the command line replaces the profile's netless mode; "
+				"its %zu --allow/--proxy-port line%s (%s) %s left out\n",
+			isd_network_mode_name(spec->network), n, n == 1 ? "" : "s", list[0].origin, n == 1 ? "is" : "are");
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		r = apply_netless_option(spec, caller, list[i].opt, list[i].arg);
+		if (r < 0) {
+			*failed_origin = list[i].origin;
+			return r;
+		}
+	}
+	return 0;
+}
+
 int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, struct isd_spec *spec)
 {
+	struct netless_option *profile_netless = NULL;
+	size_t n_profile_netless = 0;
 	struct isd_spec user_env = {0}; /* collects -e/--env-file before defaults are known */
 	struct isd_args args = {0};
 	_cleanup_free_ char *user_arg = NULL, *agent_state = NULL;
@@ -600,10 +652,15 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			isd_spec_set_origin(spec, "network", origin);
 			break;
 		case OPT_ALLOW:
-			r = isd_netcfg_add_allow(&spec->net, arg, "--allow");
-			break;
 		case OPT_ALLOW_FILE:
-			r = isd_netcfg_read_allow_file(&spec->net, arg);
+		case OPT_PROXY_PORT:
+			if (!strncmp(origin, "profile ", 8)) {
+				profile_netless = isd_xrealloc(profile_netless, (n_profile_netless + 1) * sizeof(*profile_netless));
+				profile_netless[n_profile_netless++] = (struct netless_option){
+					.opt = opt, .arg = isd_xstrdup(arg), .origin = isd_xstrdup(origin)};
+				break;
+			}
+			r = apply_netless_option(spec, caller, opt, arg);
 			break;
 		case OPT_ADD_HOST:
 			r = isd_netcfg_add_host(&spec->net, arg);
@@ -613,9 +670,6 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			break;
 		case OPT_FORWARD_UNIX:
 			r = isd_netcfg_add_forward_unix(&spec->net, arg);
-			break;
-		case OPT_PROXY_PORT:
-			r = isd_netcfg_set_proxy_port(&spec->net, arg);
 			break;
 		case OPT_NETWORK_LOG:
 			r = isd_netcfg_set_log(&spec->net, arg, caller->cwd);
@@ -774,6 +828,9 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	/* What fails from here on is blamed on where its option came from,
 	 * not on the last option read. */
 	origin = "command line";
+	r = apply_profile_netless_options(spec, caller, profile_netless, n_profile_netless, &origin);
+	if (r < 0)
+		goto out;
 	/* Names are looked up in the image, which is only known now. */
 	if (user_arg) {
 		origin = isd_spec_get_origin(spec, "user") ? isd_spec_get_origin(spec, "user") : "command line";
@@ -818,6 +875,11 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 out:
 	if (r < 0 && strncmp(origin, "profile ", 8) == 0)
 		isd_error_hint("from %s", origin);
+	for (size_t i = 0; i < n_profile_netless; i++) {
+		free(profile_netless[i].arg);
+		free(profile_netless[i].origin);
+	}
+	free(profile_netless);
 	isd_spec_free(&user_env);
 	isd_args_free(&args);
 	return r;

@@ -396,3 +396,44 @@ int isd_profile_main(int argc, char **argv)
 	fprintf(stderr, "isd: profile: expected list, show NAME or edit NAME\n");
 	return ISD_EXIT_FAILURE;
 }
+
+/* --allow @NAME: a named set of hosts (the npm registry, PyPI, ...) kept as
+ * data beside the profiles, so a user need not know the host names, and
+ * adds or changes a set in ~/.config/isd/profiles/allow-sets/NAME.allow. */
+int isd_profile_find_allow_set(const char *name, char **path_out)
+{
+	_cleanup_strv_ char **dirs = NULL;
+	_cleanup_free_ char *known = NULL;
+
+	if (!valid_profile_name(name))
+		return isd_error(0, "--allow @%s: not a set name (letters, digits, '-', '_', '.')", name);
+	dirs = isd_profile_dirs();
+	for (size_t i = 0; dirs[i]; i++) {
+		char *path = isd_xasprintf("%s/allow-sets/%s.allow", dirs[i], name);
+
+		if (access(path, R_OK) == 0) {
+			*path_out = path;
+			return 0;
+		}
+		free(path);
+	}
+	for (size_t i = 0; dirs[i]; i++) {
+		_cleanup_free_ char *dir = isd_xasprintf("%s/allow-sets", dirs[i]);
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (d && (de = readdir(d))) {
+			size_t n = strlen(de->d_name);
+			if (n > 6 && !strcmp(de->d_name + n - 6, ".allow") && de->d_name[0] != '.') {
+				char *joined = isd_xasprintf("%s%s@%.*s", known ? known : "", known ? " " : "", (int)(n - 6),
+							     de->d_name);
+				free(known);
+				known = joined;
+			}
+		}
+		if (d)
+			closedir(d);
+	}
+	isd_error(0, "--allow @%s: no such set (known: %s)", name, known ? known : "none");
+	return -ENOENT;
+}

@@ -50,4 +50,8 @@ void isd_agent_state_paths(const char *agent, char ***dirs, char ***files);
 /* `isd profile list|show NAME|edit NAME`. */
 int isd_profile_main(int argc, char **argv);
 
+/* The file of the named host set of --allow @NAME (allow-sets/NAME.allow
+ * in the profile search path). */
+int isd_profile_find_allow_set(const char *name, char **path_out);
+
 #endif

@@ -324,3 +324,60 @@ test_error_names_the_line_that_set_it() {
 	expect_contains "$err" "that is your home directory"
 	expect_contains "$err" "agent.conf:$line)"
 }
+
+# --network on the command line replaces the agent profile's netless mode;
+# the profile's allowlist goes with it, in one note, instead of an error
+# that blames the user for --allow lines they never wrote.
+test_network_on_command_line_overrides_profile() {
+	mkdir -p "$T/proj"
+	for mode in none host; do
+		(cd "$T/proj" && "$ISD" exec --agent omp --workspace .:rw --network $mode -- sh -c 'echo ran') >"$T/out" 2>"$T/err"
+		rc=$?
+		out=$(cat "$T/out")
+		err=$(cat "$T/err")
+		expect_rc 0 "--network $mode over the agent profile: $err"
+		expect_eq "$out" ran
+		expect_contains "$err" "--network $mode from the command line replaces the profile's netless mode"
+		expect_contains "$err" "agent.conf:"
+	done
+	# the user's own --allow with a mode that cannot use it is still an error
+	(cd "$T/proj" && "$ISD" exec --agent omp --workspace .:rw --network none --allow api.example.test -- true) >"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 125
+	expect_contains "$(cat "$T/err")" "need --network netless"
+	# without --network the profile's allowlist stays
+	(cd "$T/proj" && "$ISD" exec --agent omp --workspace .:rw --print-spec -- true) >"$T/out" 2>"$T/err"
+	expect_contains "$(cat "$T/out")" "api.anthropic.com"
+}
+
+# Package managers find somewhere to write in the agent profile's
+# read-only home.
+test_package_manager_scratch() {
+	mkdir -p "$T/proj"
+	(cd "$T/proj" && "$ISD" exec --agent omp --workspace .:rw -- sh -c '
+		for d in .npm .rustup .m2 .gradle .bun/install/cache .yarn .cache/pip; do
+			mkdir -p "$HOME/$d/sub" && : >"$HOME/$d/sub/probe" || { echo "not writable: $d"; exit 1; }
+		done
+		echo ok') >"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 0 "$(cat "$T/out") $(cat "$T/err")"
+	expect_eq "$(cat "$T/out")" ok
+}
+
+# --allow @NAME names a shipped set of registry hosts.
+test_allow_sets() {
+	run_isd exec --network netless --allow @npm --allow @pypi --print-spec -- true
+	expect_rc 0 "$err"
+	expect_contains "$out" '"registry.npmjs.org"'
+	expect_contains "$out" '"files.pythonhosted.org"'
+	run_isd exec --network netless --allow @no-such-set -- true
+	expect_rc 125
+	expect_contains "$err" "--allow @no-such-set: no such set (known:"
+	expect_contains "$err" "@npm"
+	# a user's own set, beside their profiles
+	mkdir -p "$T/config/isd/profiles/allow-sets"
+	echo 'mirror.example.test' >"$T/config/isd/profiles/allow-sets/mine.allow"
+	XDG_CONFIG_HOME=$T/config run_isd exec --network netless --allow @mine --print-spec -- true
+	expect_rc 0 "$err"
+	expect_contains "$out" '"mirror.example.test"'
+}
