@@ -449,6 +449,15 @@ static int add_workspace(struct isd_spec *spec, const struct isd_caller *caller,
 
 	if (r <= 0)
 		return r;
+	/* A workspace above the working directory (${PROJECT}: the
+	 * repository's top level) keeps the caller where they were. */
+	{
+		size_t n = strlen(m.destination);
+		if (!strncmp(caller->cwd, m.destination, n) && caller->cwd[n] == '/') {
+			free(spec->workdir);
+			spec->workdir = isd_xstrdup(caller->cwd);
+		}
+	}
 	isd_spec_set_origin(spec, "workdir", origin);
 	return add_user_mount(spec, &m, origin);
 }

@@ -166,6 +166,36 @@ static char *mangle_path(const char *p)
 	return m;
 }
 
+/* ${PROJECT}: the top level of the git repository the working directory
+ * is in, so that an agent started in a subdirectory works on the whole
+ * repository (git inside needs its .git); the working directory itself
+ * when there is none.  The search stops below the home directory: a
+ * dotfiles repository in ~ must never make the home the workspace. */
+static char *project_dir(const struct isd_profile_vars *vars)
+{
+	_cleanup_free_ char *home = vars->home ? realpath(vars->home, NULL) : NULL;
+	char *dir = realpath(vars->pwd, NULL);
+
+	if (!dir)
+		return isd_xstrdup(vars->pwd);
+	for (char *end = dir + strlen(dir);;) {
+		struct stat st;
+		_cleanup_free_ char *git = NULL;
+
+		*end = '\0';
+		if (!dir[0] || (home && !strcmp(dir, home)))
+			break;
+		git = isd_xasprintf("%s/.git", dir);
+		if (lstat(git, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+			return dir;
+		end = strrchr(dir, '/');
+		if (!end || end == dir)
+			break;
+	}
+	free(dir);
+	return isd_xstrdup(vars->pwd);
+}
+
 static int expand_vars(const char *in, const struct isd_profile_vars *vars, const char *where, char **out)
 {
 	size_t cap = strlen(in) + 64, len = 0;
@@ -197,11 +227,13 @@ static int expand_vars(const char *in, const struct isd_profile_vars *vars, cons
 				value = owned = isd_xasprintf("%u", vars->uid);
 			else if (!strcmp(name, "GID"))
 				value = owned = isd_xasprintf("%u", vars->gid);
+			else if (!strcmp(name, "PROJECT"))
+				value = owned = project_dir(vars);
 			else if (!strcmp(name, "PWD_MANGLED"))
 				value = owned = mangle_path(vars->pwd ? vars->pwd : "/");
 			else {
 				free(res);
-				return isd_error(0, "%s: unknown variable ${%s} (known: HOME PWD PWD_MANGLED UID GID USER AGENT)",
+				return isd_error(0, "%s: unknown variable ${%s} (known: HOME PWD PROJECT PWD_MANGLED UID GID USER AGENT)",
 						 where, name);
 			}
 			if (!value)

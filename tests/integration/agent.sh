@@ -381,3 +381,28 @@ test_allow_sets() {
 	expect_rc 0 "$err"
 	expect_contains "$out" '"mirror.example.test"'
 }
+
+# Started in a subdirectory of a repository, the agent gets the whole
+# repository as its workspace (git works inside) and stays where it was.
+test_workspace_is_the_repository_top() {
+	command -v git >/dev/null || skip "git (git) is not installed"
+	home_scratch
+	mkdir -p "$HOME_TMP/repo/sub/deeper"
+	git -C "$HOME_TMP/repo" init -q || fail "git init"
+	(cd "$HOME_TMP/repo/sub/deeper" && HOME=$HOME_TMP "$ISD" exec --agent omp --workspace-keep -- sh -c 'pwd; git rev-parse --show-toplevel; touch ../../at-top') >"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	expect_rc 0 "$(cat "$T/err")"
+	expect_eq "$out" "$HOME_TMP/repo/sub/deeper
+$HOME_TMP/repo"
+	(cd "$HOME_TMP/repo/sub" && HOME=$HOME_TMP "$ISD" diff --name-only) >"$T/out" 2>"$T/err"
+	expect_contains "$(cat "$T/out")" "at-top" "the change at the repository's top is in the session"
+	# a repository in the home directory itself never makes the home the workspace
+	git -C "$HOME_TMP" init -q
+	mkdir -p "$HOME_TMP/plain"
+	(cd "$HOME_TMP/plain" && HOME=$HOME_TMP "$ISD" exec --agent omp --print-spec -- true) >"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 0 "$(cat "$T/err")"
+	expect_contains "$(cat "$T/out")" "\"$HOME_TMP/plain\""
+	expect_not_contains "$(cat "$T/out")" "\"path\": \"$HOME_TMP\""
+}
