@@ -306,7 +306,9 @@ static void tree_line(struct differ *d, const struct isd_change *e)
 		add_row(d, e->path, "/", 0, 0,
 			isd_xasprintf("deleted tree of %llu file%s", (unsigned long long)n, n == 1 ? "" : "s"));
 	else
-		printf("deleted tree %s (%llu file%s)\n", q, (unsigned long long)n, n == 1 ? "" : "s");
+		printf("%s# isd: deleted tree %s (%llu files, more than %d to list one by one: this patch does not "
+		       "delete them, isd apply does)%s\n",
+		       d->color ? "\033[1;31m" : "", q, (unsigned long long)n, ISD_CHANGES_EXPAND_MAX, d->color ? "\033[m" : "");
 }
 
 static bool holds_entries(const struct isd_changes *c, size_t i)
@@ -547,7 +549,7 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 	}
 	if ((r = isd_changes_collect(d.project_fd, d.upper_fd, &all)) < 0)
 		goto out;
-	r = isd_changes_select(d.project_fd, &all, rel, rel != NULL, &sel);
+	r = isd_changes_select(d.project_fd, &all, rel, true, &sel);
 	isd_changes_free(&all);
 	if (r < 0)
 		goto out;

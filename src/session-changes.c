@@ -483,10 +483,19 @@ int isd_changes_select(int project_fd, const struct isd_changes *all, char *cons
 		}
 		if (!selected)
 			continue;
-		if (tree && expand && e->status == ISD_CHANGE_DELETED) {
+		/* A deleted tree is a deletion per file, as git has it, up to
+		 * a bound (then one line that says how to list it). */
+		if (tree && expand && e->tree_files <= ISD_CHANGES_EXPAND_MAX) {
 			r = select_inside_tree(project_fd, e->path, true, out);
 			if (r < 0)
 				goto fail;
+			if (e->status == ISD_CHANGE_DELETED)
+				continue;
+			/* What replaced the directory is new. */
+			push_copy(out, e);
+			out->v[out->n - 1].status = ISD_CHANGE_ADDED;
+			out->v[out->n - 1].old_mode = 0;
+			out->v[out->n - 1].tree_files = 0;
 			continue;
 		}
 		push_copy(out, e);

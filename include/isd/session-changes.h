@@ -49,8 +49,11 @@ int isd_changes_collect(int project_fd, int upper_fd, struct isd_changes *out);
 
 /* The changes at or under one of paths (all when paths is NULL or empty).
  * A path inside a deleted tree selects the project's entries under it: with
- * expand each file is a change of its own (for diffs of it), without it the
- * selected subtree is one deleted change. */
+ * expand each file is a change of its own (for diffs of it; a directory that
+ * a file or symlink replaced becomes the deletion of its files and an added
+ * entry), without it the selected subtree is one deleted change.  A tree of
+ * more than ISD_CHANGES_EXPAND_MAX files stays one change. */
+#define ISD_CHANGES_EXPAND_MAX 20000
 int isd_changes_select(int project_fd, const struct isd_changes *all, char *const *paths, bool expand,
 		       struct isd_changes *out);
 

@@ -172,3 +172,23 @@ test_apply_keeps_holes() {
 	[ "$(stat -c %b "$P/sparse.img")" -lt 1024 ] || fail "apply filled the holes: $(du -h "$P/sparse.img")"
 	expect_eq "$(dd if="$P/sparse.img" bs=1 skip=1073741824 count=4 2>/dev/null)" data "the data in the middle"
 }
+
+# A deleted directory is every file of it, as git diff has it: listed, and
+# real deletions that git apply carries out.
+test_diff_deleted_directory_per_file() {
+	make_project
+	mkdir -p "$P/src/deep" "$P/lib"
+	echo b >"$P/src/deep/b.txt"
+	echo l >"$P/lib/l.txt"
+	sleep 0.05
+	cow 'rm -rf src && rm -rf lib && echo now-a-file >lib'
+	run_isd diff --name-only "$id"
+	expect_eq "$out" "$(printf 'A\tlib\nD\tlib/l.txt\nD\tsrc/a.txt\nD\tsrc/deep/b.txt')" "--name-only"
+	run_isd diff "$id"
+	expect_not_contains "$out" "deleted tree"
+	command -v git >/dev/null || return 0
+	cp -a "$P" "$T/copy"
+	printf '%s\n' "$out" >"$T/patch"
+	(cd "$T/copy" && git apply "$T/patch") || fail "git apply of the deletions failed"
+	[ ! -e "$T/copy/src" ] && [ "$(cat "$T/copy/lib")" = now-a-file ] || fail "git apply: $(ls -R "$T/copy")"
+}
