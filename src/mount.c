@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 
 static const char *const host_image_entries[] = {"usr", "etc", "opt", "bin", "sbin", "lib",
@@ -456,9 +457,12 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	if (r < 0)
 		goto out;
 	/* Programs that read the name from the file (shell prompts, some
-	 * agents' telemetry) must see what hostname(1) says, as in Docker. */
+	 * agents' telemetry) must see what hostname(1) says, as in Docker:
+	 * the namespace's name, which is the inherited one where setting it
+	 * was refused. */
 	{
-		_cleanup_free_ char *name = isd_xasprintf("%s\n", spec->hostname);
+		struct utsname u;
+		_cleanup_free_ char *name = isd_xasprintf("%s\n", uname(&u) == 0 ? u.nodename : spec->hostname);
 		r = place_file(&b, "/etc/hostname", name);
 	}
 	if (r < 0)

@@ -274,7 +274,13 @@ static _Noreturn void child_main(const struct child_args *a)
 		isd_error(-errno, "creating the cgroup namespace");
 		report_and_exit(ISD_EXIT_FAILURE);
 	}
-	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0) {
+	/* The name is cosmetic: where an outer container's seccomp profile
+	 * forbids sethostname (EPERM, or ENOSYS from a profile that does not
+	 * know it; podman allows it only with CAP_SYS_ADMIN),
+	 * the sandbox keeps its own UTS namespace with the inherited name, and
+	 * /etc/hostname says that name (mount.c). */
+	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0 && errno != EPERM && errno != EACCES &&
+	    errno != ENOSYS) {
 		isd_error(-errno, "setting the host name %s", spec->hostname);
 		report_and_exit(ISD_EXIT_FAILURE);
 	}
