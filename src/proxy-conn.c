@@ -55,10 +55,15 @@ void proxy_conn_close(struct isd_proxy *p, struct conn *c)
 	close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);
-	free(c->in.data);
-	free(c->c2u.data);
-	free(c->u2c.data);
-	free(c->pending);
+	proxy_buf_release(p, &c->in);
+	proxy_buf_release(p, &c->c2u);
+	proxy_buf_release(p, &c->u2c);
+	if (c->pending) {
+		p->mem -= c->pending_len;
+		free(c->pending);
+	}
+	if (c->mem_wait)
+		p->n_mem_wait--;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -81,41 +86,84 @@ void proxy_free_dead(struct isd_proxy *p)
 	}
 }
 
-static void buf_reserve(struct relay_buf *b, size_t cap)
+/*
+ * Memory.  isd runs outside the sandbox's cgroup, so what the relay holds
+ * for the payload is bounded here: every buffer has its own cap (RELAY_BUF,
+ * the head limit, DNS_OUT_MAX), grows only as data arrives, and all of them
+ * together stay under PROXY_MEM_MAX.  A connection whose buffer cannot grow
+ * stops reading that side (the kernel's own buffers then push back on the
+ * sender) and waits on p's list until memory is released.
+ */
+static bool buf_reserve(struct isd_proxy *p, struct conn *c, struct relay_buf *b, size_t cap, bool force)
 {
-	if (b->cap < cap) {
-		b->data = isd_xrealloc(b->data, cap);
-		b->cap = cap;
+	if (b->cap >= cap)
+		return true;
+	if (!force && p->mem - b->cap + cap > PROXY_MEM_MAX) {
+		if (c && !c->mem_wait) {
+			c->mem_wait = true;
+			p->n_mem_wait++;
+		}
+		return false;
 	}
+	b->data = isd_xrealloc(b->data, cap);
+	p->mem += cap - b->cap;
+	b->cap = cap;
+	return true;
 }
 
-void proxy_buf_append(struct relay_buf *b, const void *data, size_t len)
+void proxy_buf_release(struct isd_proxy *p, struct relay_buf *b)
+{
+	p->mem -= b->cap;
+	free(b->data);
+	*b = (struct relay_buf){0};
+}
+
+/* For the relay's own short answers (SOCKS replies, error pages, the
+ * rewritten request): always taken, but counted. */
+void proxy_buf_append(struct isd_proxy *p, struct relay_buf *b, const void *data, size_t len)
 {
 	if (b->off + b->len + len > b->cap) {
 		if (b->len && b->off)
 			memmove(b->data, b->data + b->off, b->len);
 		b->off = 0;
-		buf_reserve(b, b->len + len);
+		buf_reserve(p, NULL, b, b->len + len, true);
 	}
 	memcpy(b->data + b->off + b->len, data, len);
 	b->len += len;
 }
 
+/* Room for at least want more bytes, within max in all; false: the cap or
+ * the total is reached (then c waits for memory unless the cap was it). */
+bool proxy_buf_room(struct isd_proxy *p, struct conn *c, struct relay_buf *b, size_t want, size_t max)
+{
+	size_t cap;
+
+	if (b->len + want > max)
+		return false;
+	if (b->off + b->len + want <= b->cap)
+		return true;
+	if (b->off) {
+		memmove(b->data, b->data + b->off, b->len);
+		b->off = 0;
+		if (b->len + want <= b->cap)
+			return true;
+	}
+	/* Grow as data comes: most heads and answers are small. */
+	cap = b->cap ? b->cap * 2 : 4096;
+	while (cap < b->len + want)
+		cap *= 2;
+	return buf_reserve(p, c, b, cap < max ? cap : max, false);
+}
+
 /* Reads what is there into b, up to max bytes in total; 1 read something,
- * 0 EAGAIN or full, -1 EOF, -2 error. */
-int proxy_buf_fill(int fd, struct relay_buf *b, size_t max)
+ * 0 EAGAIN or full (or waiting for memory), -1 EOF, -2 error. */
+int proxy_buf_fill(struct isd_proxy *p, struct conn *c, int fd, struct relay_buf *b, size_t max)
 {
 	ssize_t n;
 
-	if (b->len >= max)
+	if (!proxy_buf_room(p, c, b, 1, max))
 		return 0;
-	if (b->off + max > b->cap) {
-		if (b->len && b->off)
-			memmove(b->data, b->data + b->off, b->len);
-		b->off = 0;
-		buf_reserve(b, max);
-	}
-	n = read(fd, b->data + b->off + b->len, max - b->len);
+	n = read(fd, b->data + b->off + b->len, b->cap - b->off - b->len);
 	if (n > 0) {
 		b->len += (size_t)n;
 		return 1;
@@ -126,7 +174,7 @@ int proxy_buf_fill(int fd, struct relay_buf *b, size_t max)
 }
 
 /* 1 wrote something, 0 nothing to write or EAGAIN, -2 error. */
-static int buf_flush(int fd, struct relay_buf *b, uint64_t *count)
+int proxy_buf_flush(struct isd_proxy *p, int fd, struct relay_buf *b, uint64_t *count)
 {
 	ssize_t n;
 
@@ -137,24 +185,30 @@ static int buf_flush(int fd, struct relay_buf *b, uint64_t *count)
 		return errno == EAGAIN || errno == EINTR ? 0 : -2;
 	b->off += (size_t)n;
 	b->len -= (size_t)n;
-	if (!b->len)
+	if (!b->len) {
 		b->off = 0;
+		/* Others wait for memory: an empty buffer gives its share back. */
+		if (p->n_mem_wait)
+			proxy_buf_release(p, b);
+	}
 	if (count)
 		*count += (uint64_t)n;
 	return 1;
 }
 
 /* Moves the bytes still held from the head phase into the upstream buffer. */
-void proxy_in_to_upstream(struct conn *c)
+void proxy_in_to_upstream(struct isd_proxy *p, struct conn *c)
 {
 	if (c->pending) {
-		proxy_buf_append(&c->c2u, c->pending, c->pending_len);
+		proxy_buf_append(p, &c->c2u, c->pending, c->pending_len);
+		p->mem -= c->pending_len;
 		free(c->pending);
 		c->pending = NULL;
 	}
 	if (c->in.len)
-		proxy_buf_append(&c->c2u, c->in.data + c->in.off, c->in.len);
-	c->in.len = c->in.off = 0;
+		proxy_buf_append(p, &c->c2u, c->in.data + c->in.off, c->in.len);
+	/* the head is done: its buffer goes back */
+	proxy_buf_release(p, &c->in);
 }
 
 /* Returns false when the connection was closed. */
@@ -167,7 +221,7 @@ bool proxy_pump(struct isd_proxy *p, struct conn *c)
 
 		progress = false;
 		if (c->state == ST_RELAY && !c->c_eof) {
-			r = proxy_buf_fill(c->cfd, &c->c2u, RELAY_BUF);
+			r = proxy_buf_fill(p, c, c->cfd, &c->c2u, RELAY_BUF);
 			if (r == -1)
 				c->c_eof = true;
 			else if (r == -2)
@@ -175,7 +229,7 @@ bool proxy_pump(struct isd_proxy *p, struct conn *c)
 			progress |= r != 0;
 		}
 		if (c->ufd >= 0 && c->state == ST_RELAY) {
-			r = buf_flush(c->ufd, &c->c2u, &c->up);
+			r = proxy_buf_flush(p, c->ufd, &c->c2u, &c->up);
 			if (r == -2)
 				goto close;
 			progress |= r > 0;
@@ -185,14 +239,14 @@ bool proxy_pump(struct isd_proxy *p, struct conn *c)
 			}
 		}
 		if ((c->state == ST_RELAY || c->state == ST_SNI) && !c->u_eof) {
-			r = proxy_buf_fill(c->ufd, &c->u2c, RELAY_BUF);
+			r = proxy_buf_fill(p, c, c->ufd, &c->u2c, RELAY_BUF);
 			if (r == -1)
 				c->u_eof = true;
 			else if (r == -2)
 				goto close;
 			progress |= r != 0;
 		}
-		r = buf_flush(c->cfd, &c->u2c, c->state == ST_RELAY || c->state == ST_SNI ? &c->down : NULL);
+		r = proxy_buf_flush(p, c->cfd, &c->u2c, c->state == ST_RELAY || c->state == ST_SNI ? &c->down : NULL);
 		if (r == -2)
 			goto close;
 		progress |= r > 0;
@@ -240,7 +294,7 @@ void proxy_conn_fail(struct isd_proxy *p, struct conn *c, int status, const char
 		return;
 	}
 	if (c->kind == CK_PROXY && c->socks) {
-		proxy_buf_append(&c->u2c, status == 403 ? socks_denied : socks_failed, sizeof(socks_denied));
+		proxy_buf_append(p, &c->u2c, status == 403 ? socks_denied : socks_failed, sizeof(socks_denied));
 	} else if (c->kind == CK_PROXY) {
 		char head[512];
 		const char *text = status == 403 ? "Forbidden" : status == 400 ? "Bad Request" :
@@ -250,8 +304,8 @@ void proxy_conn_fail(struct isd_proxy *p, struct conn *c, int status, const char
 		int n = snprintf(head, sizeof(head),
 				 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
 				 "Content-Length: %zu\r\nConnection: close\r\n\r\n", status, text, strlen(body));
-		proxy_buf_append(&c->u2c, head, (size_t)n);
-		proxy_buf_append(&c->u2c, body, strlen(body));
+		proxy_buf_append(p, &c->u2c, head, (size_t)n);
+		proxy_buf_append(p, &c->u2c, body, strlen(body));
 	} else {
 		/* capture, forward, or a tunnel already answered: only closing is left */
 		proxy_conn_close(p, c);

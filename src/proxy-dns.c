@@ -118,7 +118,7 @@ static int answer(struct isd_proxy *p, const uint8_t *q, size_t qlen, uint8_t *o
 void proxy_dns_udp(struct isd_proxy *p, int fd)
 {
 	for (int i = 0; i < 64; i++) {
-		uint8_t q[1500], out[1600];
+		uint8_t q[1500], out[DNS_ANSWER_MAX];
 		struct sockaddr_storage from;
 		socklen_t fromlen = sizeof(from);
 		ssize_t n = recvfrom(fd, q, sizeof(q), MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
@@ -132,34 +132,75 @@ void proxy_dns_udp(struct isd_proxy *p, int fd)
 	}
 }
 
-bool proxy_dns_tcp(struct isd_proxy *p, struct conn *c)
+/* Answers the complete queries in c->in while the answers fit in u2c;
+ * 1 answered some, 0 none, -1 close (malformed framing). */
+static int answer_tcp(struct isd_proxy *p, struct conn *c)
 {
+	int answered = 0;
+
 	while (c->in.len >= 2) {
-		uint8_t *b = (uint8_t *)c->in.data;
+		uint8_t *b = (uint8_t *)c->in.data + c->in.off;
 		size_t qlen = (size_t)b[0] << 8 | b[1];
-		uint8_t out[1600];
+		uint8_t *out;
 		int len;
 
 		if (qlen < 12 || qlen > 1500)
-			return false;
+			return -1;
 		if (c->in.len < 2 + qlen)
-			return true;
-		len = answer(p, b + 2, qlen, out + 2, sizeof(out) - 2);
+			break;
+		/* Backpressure: no answer the payload could not take yet. */
+		if (!proxy_buf_room(p, c, &c->u2c, DNS_ANSWER_MAX + 2, DNS_OUT_MAX))
+			break;
+		out = (uint8_t *)c->u2c.data + c->u2c.off + c->u2c.len;
+		len = answer(p, b + 2, qlen, out + 2, DNS_ANSWER_MAX);
 		if (len <= 0)
-			return false;
+			return -1;
 		out[0] = (uint8_t)(len >> 8);
 		out[1] = (uint8_t)len;
-		if (c->u2c.len + (size_t)len + 2 > c->u2c.cap) {
-			c->u2c.cap = c->u2c.len + (size_t)len + 2;
-			c->u2c.data = isd_xrealloc(c->u2c.data, c->u2c.cap);
-		}
-		if (c->u2c.len && c->u2c.off)
-			memmove(c->u2c.data, c->u2c.data + c->u2c.off, c->u2c.len);
-		c->u2c.off = 0;
-		memcpy(c->u2c.data + c->u2c.len, out, (size_t)len + 2);
 		c->u2c.len += (size_t)len + 2;
-		memmove(c->in.data, c->in.data + 2 + qlen, c->in.len - 2 - qlen);
+		c->in.off += 2 + qlen;
 		c->in.len -= 2 + qlen;
+		answered = 1;
 	}
-	return true;
+	return answered;
+}
+
+/* DNS over TCP (RFC 7766): many queries per connection, answered in
+ * order.  The payload's unread answers are capped at DNS_OUT_MAX; while
+ * they are, isd reads no further queries.  A connection where nothing
+ * moves for DNS_IDLE_TIMEOUT ends (expire()). */
+void proxy_dns_tcp_event(struct isd_proxy *p, struct conn *c)
+{
+	bool moved = false, progress = true;
+
+	while (progress) {
+		int r;
+
+		progress = false;
+		r = answer_tcp(p, c);
+		if (r < 0)
+			goto close;
+		progress |= r > 0;
+		r = proxy_buf_flush(p, c->cfd, &c->u2c, NULL);
+		if (r == -2)
+			goto close;
+		progress |= r > 0;
+		if (!c->c_eof && c->u2c.len + DNS_ANSWER_MAX + 2 <= DNS_OUT_MAX) {
+			r = proxy_buf_fill(p, c, c->cfd, &c->in, DNS_IN_MAX);
+			if (r == -2)
+				goto close;
+			if (r == -1)
+				c->c_eof = true;
+			progress |= r != 0;
+		}
+		moved |= progress;
+	}
+	if (moved)
+		c->deadline = time(NULL) + DNS_IDLE_TIMEOUT;
+	/* The payload sent all it will: close once it has every answer. */
+	if (c->c_eof && !c->u2c.len)
+		goto close;
+	return;
+close:
+	proxy_conn_close(p, c);
 }

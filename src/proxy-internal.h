@@ -10,6 +10,11 @@
 #include <time.h>
 
 #define RELAY_BUF (128 * 1024) /* per direction and connection */
+#define DNS_IN_MAX 4096        /* DNS over TCP: queries not answered yet */
+#define DNS_OUT_MAX 16384      /* answers the payload has not read yet */
+#define DNS_ANSWER_MAX 1600    /* one answer (a question and one A record) */
+#define DNS_IDLE_TIMEOUT 10    /* s without a query answered or read */
+#define PROXY_MEM_MAX (32u << 20) /* every connection's buffers together */
 #define HEAD_TIMEOUT 30        /* s: request, greeting, ClientHello */
 #define CONNECT_TIMEOUT 30
 #define LINGER_TIMEOUT 2       /* s: draining after an error answer */
@@ -69,6 +74,7 @@ struct conn {
 	enum conn_state state;
 	enum conn_kind kind;
 	bool socks, sni_check, no_policy, dead;
+	bool mem_wait;           /* a buffer could not grow: retry when memory frees */
 	bool c_eof, u_eof, c_shut, u_shut;
 	uint16_t port;
 	char host[256];
@@ -101,6 +107,8 @@ struct isd_proxy {
 	struct conn *conns;
 	struct conn *dead; /* closed during this batch of events */
 	size_t n_conns;
+	size_t mem;         /* bytes held by every connection's buffers */
+	size_t n_mem_wait;  /* connections with mem_wait */
 	pthread_t thread;
 	bool started;
 	FILE *log;          /* --network-log, or NULL: denials to stderr */
@@ -130,9 +138,13 @@ void proxy_epoll_add(struct isd_proxy *p, int fd, struct ev *ev, uint32_t events
 struct conn *proxy_conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd);
 void proxy_conn_close(struct isd_proxy *p, struct conn *c);
 void proxy_free_dead(struct isd_proxy *p);
-void proxy_buf_append(struct relay_buf *b, const void *data, size_t len);
-int proxy_buf_fill(int fd, struct relay_buf *b, size_t max);
-void proxy_in_to_upstream(struct conn *c);
+void proxy_buf_append(struct isd_proxy *p, struct relay_buf *b, const void *data, size_t len);
+void proxy_buf_release(struct isd_proxy *p, struct relay_buf *b);
+bool proxy_buf_room(struct isd_proxy *p, struct conn *c, struct relay_buf *b, size_t want, size_t max);
+int proxy_buf_fill(struct isd_proxy *p, struct conn *c, int fd, struct relay_buf *b, size_t max);
+/* 1 wrote something, 0 nothing to write or EAGAIN, -2 error. */
+int proxy_buf_flush(struct isd_proxy *p, int fd, struct relay_buf *b, uint64_t *count);
+void proxy_in_to_upstream(struct isd_proxy *p, struct conn *c);
 bool proxy_pump(struct isd_proxy *p, struct conn *c);
 void proxy_conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reason);
 void proxy_deny_not_allowed(struct isd_proxy *p, struct conn *c);
@@ -142,8 +154,8 @@ void proxy_format_target(const char *host, uint16_t port, char *buf, size_t len)
 void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* proxy-dns.c */
 void proxy_dns_udp(struct isd_proxy *p, int fd);
-/* Answers for as many complete queries as in holds; returns false to close. */
-bool proxy_dns_tcp(struct isd_proxy *p, struct conn *c);
+/* A DNS-over-TCP connection is readable or writable. */
+void proxy_dns_tcp_event(struct isd_proxy *p, struct conn *c);
 const char *proxy_fake_lookup(const struct isd_proxy *p, uint32_t fake);
 void proxy_fakes_init(struct isd_proxy *p);
 void proxy_fakes_free(struct isd_proxy *p);

@@ -82,14 +82,14 @@ static void on_connected(struct isd_proxy *p, struct conn *c)
 		setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->deadline = 0;
 	if (c->kind == CK_PROXY && c->socks)
-		proxy_buf_append(&c->u2c, socks_ok, sizeof(socks_ok));
+		proxy_buf_append(p, &c->u2c, socks_ok, sizeof(socks_ok));
 	else if (c->kind == CK_PROXY && !strcmp(c->what, "CONNECT"))
-		proxy_buf_append(&c->u2c, ok, sizeof(ok) - 1);
+		proxy_buf_append(p, &c->u2c, ok, sizeof(ok) - 1);
 	if (c->sni_check) {
 		c->state = ST_SNI;
 		c->deadline = time(NULL) + HEAD_TIMEOUT;
 	} else {
-		proxy_in_to_upstream(c);
+		proxy_in_to_upstream(p, c);
 		c->state = ST_RELAY;
 	}
 	proxy_pump(p, c);
@@ -259,6 +259,7 @@ static void http_head(struct isd_proxy *p, struct conn *c)
 	c->port = req.port;
 	if (req.absolute) {
 		c->pending = isd_http_rewrite_request(c->in.data + c->in.off, &req, &c->pending_len);
+		p->mem += c->pending_len; /* no larger than the head it replaces */
 	} else {
 		c->sni_check = true;
 	}
@@ -280,13 +281,13 @@ static void socks_head(struct isd_proxy *p, struct conn *c)
 			return;
 		if (r < 0 || !no_auth) {
 			static const uint8_t refuse[] = {5, 0xff};
-			proxy_buf_append(&c->u2c, refuse, sizeof(refuse));
+			proxy_buf_append(p, &c->u2c, refuse, sizeof(refuse));
 			c->state = ST_LINGER;
 			c->deadline = time(NULL) + LINGER_TIMEOUT;
 			proxy_pump(p, c);
 			return;
 		}
-		proxy_buf_append(&c->u2c, "\x05\x00", 2);
+		proxy_buf_append(p, &c->u2c, "\x05\x00", 2);
 		c->in.off += (size_t)r;
 		c->in.len -= (size_t)r;
 		c->state = ST_SOCKS_REQ;
@@ -299,7 +300,7 @@ static void socks_head(struct isd_proxy *p, struct conn *c)
 		return;
 	if (r < 0 || cmd != 1) {
 		static const uint8_t unsupported[] = {5, 7, 0, 1, 0, 0, 0, 0, 0, 0};
-		proxy_buf_append(&c->u2c, unsupported, sizeof(unsupported));
+		proxy_buf_append(p, &c->u2c, unsupported, sizeof(unsupported));
 		c->state = ST_LINGER;
 		c->deadline = time(NULL) + LINGER_TIMEOUT;
 		proxy_pump(p, c);
@@ -379,7 +380,7 @@ static void sni_check(struct isd_proxy *p, struct conn *c)
 		return;
 	}
 	c->sni_check = false;
-	proxy_in_to_upstream(c);
+	proxy_in_to_upstream(p, c);
 	c->state = ST_RELAY;
 	c->deadline = 0;
 	proxy_pump(p, c);
@@ -392,18 +393,7 @@ static void client_event(struct isd_proxy *p, struct conn *c)
 	int r;
 
 	if (c->kind == CK_DNS_TCP) {
-		/* answer as we go: many queries may come on one connection */
-		do {
-			r = proxy_buf_fill(c->cfd, &c->in, 4096);
-			if (r == -2 || !proxy_dns_tcp(p, c)) {
-				proxy_conn_close(p, c);
-				return;
-			}
-			if (!proxy_pump(p, c))
-				return;
-		} while (r == 1);
-		if (r == -1)
-			proxy_conn_close(p, c);
+		proxy_dns_tcp_event(p, c);
 		return;
 	}
 
@@ -412,7 +402,7 @@ static void client_event(struct isd_proxy *p, struct conn *c)
 	case ST_SOCKS_REQ:
 	case ST_SNI:
 		do
-			r = proxy_buf_fill(c->cfd, &c->in, max);
+			r = proxy_buf_fill(p, c, c->cfd, &c->in, max);
 		while (r == 1);
 		if (r == -2 || (r == -1 && c->state != ST_SNI)) {
 			proxy_conn_close(p, c);
@@ -489,7 +479,8 @@ static void accept_on(struct isd_proxy *p, struct listener *l)
 			proxy_conn_new(p, CK_PROXY, fd);
 			break;
 		case ISD_NET_FD_DNS_TCP:
-			proxy_conn_new(p, CK_DNS_TCP, fd);
+			c = proxy_conn_new(p, CK_DNS_TCP, fd);
+			c->deadline = time(NULL) + DNS_IDLE_TIMEOUT;
 			break;
 		case ISD_NET_FD_CAPTURE: {
 			struct sockaddr_in local = {0};
@@ -557,6 +548,26 @@ static void expire(struct isd_proxy *p)
 	}
 }
 
+/* Connections that stopped reading for want of memory, once some is back:
+ * no edge will come for bytes already waiting in their sockets. */
+static void retry_mem_waiters(struct isd_proxy *p)
+{
+	for (struct conn *c = p->conns, *next; c && p->n_mem_wait; c = next) {
+		next = c->next;
+		if (!c->mem_wait)
+			continue;
+		if (p->mem + RELAY_BUF > PROXY_MEM_MAX)
+			return;
+		c->mem_wait = false;
+		p->n_mem_wait--;
+		/* (this may close c, never another connection: next stays) */
+		if (c->state == ST_RELAY || c->state == ST_SNI)
+			proxy_pump(p, c);
+		else
+			client_event(p, c);
+	}
+}
+
 static void *loop_main(void *arg)
 {
 	struct isd_proxy *p = arg;
@@ -596,6 +607,8 @@ static void *loop_main(void *arg)
 			}
 			}
 		}
+		if (p->n_mem_wait)
+			retry_mem_waiters(p);
 		proxy_free_dead(p);
 		if (time(NULL) != last_expire) {
 			last_expire = time(NULL);

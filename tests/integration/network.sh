@@ -448,3 +448,84 @@ exit \$rc"
 	took=$(printf '%s\n' "$out" | sed -n 's/^took=//p')
 	[ "$took" -lt 15 ] || fail "isd waited ${took} s for a lookup nobody needs any more (the name server stalls 25 s)"
 }
+
+# kB of a field of /proc/PID/status (VmRSS, VmHWM).
+status_kb() {
+	awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"
+}
+
+# A payload that floods DNS over TCP and never reads an answer: isd (outside
+# every cgroup) stops reading its queries once 16 KiB of answers wait, its
+# memory stays put (bound: 64 MiB over what it held before the flood), and
+# the connection ends by the DNS idle rule.
+test_netless_dns_tcp_flood_bounded() {
+	[ -x "$SPY" ] || skip "$SPY is not installed"
+	mkdir "$T/sync"
+	chmod 777 "$T/sync"
+	"$ISD" exec --network netless --add-host web.test:127.0.0.1 --allow web.test -v "$NETDIR:/net:ro" \
+		-v "$T/sync:/sync" -- "$SPY" /net/dnsflood.py /sync 64 >"$T/out" 2>"$T/err" </dev/null &
+	pid=$!
+	i=0
+	until [ -e "$T/sync/ready" ]; do
+		i=$((i + 1))
+		[ $i -lt 400 ] || { kill $pid; fail "the payload did not start: $(cat "$T/err")"; }
+		sleep 0.05
+	done
+	before=$(status_kb $pid VmRSS)
+	: >"$T/sync/go"
+	i=0
+	until [ -e "$T/sync/done" ]; do
+		i=$((i + 1))
+		[ $i -lt 1200 ] || { kill $pid; fail "the flood did not end within 60 s"; }
+		sleep 0.05
+	done
+	peak=$(status_kb $pid VmHWM)
+	: >"$T/sync/end"
+	wait $pid
+	rc=$?
+	err=$(cat "$T/err")
+	expect_rc 0
+	how=$(cat "$T/sync/done")
+	grew=$(((peak - before) / 1024))
+	echo "isd: VmRSS ${before} kB before the flood, VmHWM ${peak} kB after ($grew MiB more); flood: $how"
+	[ "$grew" -lt 64 ] || fail "isd's memory grew by $grew MiB while the payload flooded DNS over TCP ($how)"
+	expect_contains "$how" "reset" "isd ends a DNS connection that does not move"
+}
+
+# DNS over TCP ends by its own idle rule (10 s without a query answered),
+# not by the 30 s limit for request heads: a connection that keeps asking
+# lives on, a silent one ends.
+test_netless_dns_tcp_idle_rule() {
+	[ -x "$SPY" ] || skip "$SPY is not installed"
+	run_isd exec --network netless --add-host web.test:127.0.0.1 --allow web.test -- "$SPY" -c '
+import socket, struct, time
+q = struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0) + b"\x03web\x04test\x00" + struct.pack(">HH", 1, 1)
+busy = socket.create_connection(("127.0.0.1", 53), timeout=5)
+idle = socket.create_connection(("127.0.0.1", 53), timeout=5)
+start = time.monotonic()
+def ask():
+    busy.sendall(struct.pack(">H", len(q)) + q)
+    n = struct.unpack(">H", busy.recv(2))[0]
+    return len(busy.recv(n)) == n
+for t in (0, 7, 14, 21, 28, 35):
+    time.sleep(max(0, start + t - time.monotonic()))
+    try:
+        print("t=%d answered" % t if ask() else "t=%d short" % t)
+    except (OSError, struct.error) as e:
+        print("t=%d %s" % (t, e or "closed"))
+    if t == 14:
+        idle.settimeout(0.5)
+        try:
+            print("idle:", "closed" if idle.recv(1) == b"" else "data")
+        except OSError as e:
+            print("idle:", e)
+'
+	expect_rc 0
+	expect_eq "$out" "t=0 answered
+t=7 answered
+t=14 answered
+idle: closed
+t=21 answered
+t=28 answered
+t=35 answered" "a DNS connection in use past 30 s, a silent one closed"
+}
