@@ -508,9 +508,30 @@ static void ignore_open(const char *project, struct ignore *ig)
 	}
 }
 
+/* A file that is in git's index (force-added although .gitignore matches
+ * it) is project content, not build output; for a directory, anything
+ * under it. */
+static bool tracked(const struct ignore *ig, const char *path, bool dir)
+{
+	git_index *index = NULL;
+	size_t at;
+	bool yes;
+
+	if (git_repository_index(&index, ig->repo) < 0)
+		return false;
+	if (dir) {
+		_cleanup_free_ char *prefix = isd_xasprintf("%s/", path);
+		yes = git_index_find_prefix(&at, index, prefix) == 0;
+	} else {
+		yes = git_index_get_bypath(index, path, 0) != NULL;
+	}
+	git_index_free(index);
+	return yes;
+}
+
 static bool ignored(const struct ignore *ig, const struct isd_change *e)
 {
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = NULL, *bare = NULL;
 	int yes = 0;
 
 	/* git ignores its own directory; isd diff sums it up instead. */
@@ -518,7 +539,67 @@ static bool ignored(const struct ignore *ig, const struct isd_change *e)
 		return false;
 	/* A trailing slash makes directory-only patterns ("build/") match. */
 	path = isd_xasprintf("%s%s%s", ig->prefix, e->path, S_ISDIR(e->new_mode) ? "/" : "");
-	return git_ignore_path_is_ignored(&yes, ig->repo, path) == 0 && yes;
+	if (git_ignore_path_is_ignored(&yes, ig->repo, path) < 0 || !yes)
+		return false;
+	bare = isd_xasprintf("%s%s", ig->prefix, e->path);
+	return !tracked(ig, bare, S_ISDIR(e->new_mode));
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* Among ignored files, those that run on the host without anyone running
+ * them by name: python's startup files (a .pth line starting with
+ * "import" runs in every python of that environment), git hook runners
+ * (husky), npm's .bin links, and anything executable. */
+static bool runs_code(const struct isd_change *e)
+{
+	const char *base = strrchr(e->path, '/');
+
+	base = base ? base + 1 : e->path;
+	if (S_ISDIR(e->new_mode))
+		return false;
+	return ends_with(base, ".pth") || !strcmp(base, "sitecustomize.py") || !strcmp(base, "usercustomize.py") ||
+	       !strncmp(e->path, ".husky/", 7) || strstr(e->path, "/.husky/") || strstr(e->path, "node_modules/.bin/") ||
+	       strstr(e->path, "/hooks/") || (S_ISREG(e->new_mode) && (e->new_mode & 0111));
+}
+
+/* For isd apply (which does not link libgit2): every change that .gitignore
+ * ignores, NUL-terminated, each prefixed with 'x' when it runs code, '-'
+ * otherwise. */
+static int list_ignored(struct isd_session *s)
+{
+	_cleanup_free_ char *upper = isd_session_upper(s);
+	_cleanup_close_ int pfd = open(s->project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct isd_changes all;
+	struct ignore ig;
+	int r;
+
+	if (pfd < 0 || ufd < 0)
+		return isd_error(-errno, "opening session %s", s->id);
+	if ((r = isd_changes_collect(pfd, ufd, &all)) < 0)
+		return r;
+	ignore_open(s->project, &ig);
+	for (size_t i = 0; i < all.n; i++) {
+		size_t n = strlen(all.v[i].path), j = i;
+
+		if (!ignored(&ig, &all.v[i]))
+			continue;
+		/* An ignored directory takes what it holds. */
+		do {
+			printf("%c%s%c", runs_code(&all.v[j]) ? 'x' : '-', all.v[j].path, '\0');
+		} while (++j < all.n && !strncmp(all.v[j].path, all.v[i].path, n) && all.v[j].path[n] == '/');
+		i = j - 1;
+	}
+	git_repository_free(ig.repo);
+	free(ig.prefix);
+	isd_changes_free(&all);
+	return 0;
 }
 
 static int run(struct isd_session *s, char **paths, enum format format, bool color, bool show_ignored)
@@ -580,9 +661,16 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 			size_t n = strlen(sel.v[i].path), j = i;
 
 			/* An ignored directory hides what it holds. */
-			do
+			do {
 				hidden += !S_ISDIR(sel.v[j].new_mode);
-			while (++j < sel.n && !strncmp(sel.v[j].path, sel.v[i].path, n) && sel.v[j].path[n] == '/');
+				/* Hidden, but never what would run code on the host. */
+				if (runs_code(&sel.v[j])) {
+					_cleanup_free_ char *q = isd_quote_path("", sel.v[j].path);
+					printf("%s# isd: ignored by .gitignore but runs code: %s (isd apply takes it only with "
+					       "--include-ignored)%s\n",
+					       d.color ? "\033[1;31m" : "", q, d.color ? "\033[m" : "");
+				}
+			} while (++j < sel.n && !strncmp(sel.v[j].path, sel.v[i].path, n) && sel.v[j].path[n] == '/');
 			i = j - 1;
 			continue;
 		}
@@ -593,7 +681,7 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 		print_stat(&d);
 	if (hidden)
 		fprintf(stderr, "isd: diff: %zu changed file%s that the project's .gitignore ignores not shown "
-				"(isd diff --ignored shows them; isd apply takes them too)\n",
+				"(isd diff --ignored shows them; isd apply takes them only with --include-ignored)\n",
 			hidden, hidden == 1 ? "" : "s");
 	git_repository_free(ig.repo);
 	free(ig.prefix);
@@ -609,7 +697,7 @@ int main(int argc, char **argv)
 	_cleanup_strv_ char **operands = NULL;
 	enum format format = PATCH;
 	struct isd_session s;
-	bool consumed = false, dashdash = false, id_allowed = true, show_ignored = false;
+	bool consumed = false, dashdash = false, id_allowed = true, show_ignored = false, list_for_apply = false;
 	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
 	bool color = isatty(STDOUT_FILENO) && term && strcmp(term, "dumb") && !(no_color && no_color[0]);
 	int r;
@@ -626,6 +714,8 @@ int main(int argc, char **argv)
 			color = true;
 		else if (!dashdash && !strcmp(argv[i], "--ignored"))
 			show_ignored = true;
+		else if (!dashdash && !strcmp(argv[i], "--list-ignored-for-apply"))
+			list_for_apply = true;
 		else if (!dashdash && !strcmp(argv[i], "--color=never"))
 			color = false;
 		else if (!dashdash && !strcmp(argv[i], "--color=auto"))
@@ -647,7 +737,7 @@ int main(int argc, char **argv)
 	signal(SIGALRM, stuck);
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, false, &s, &consumed);
 	if (r == 0) {
-		r = run(&s, operands ? operands + consumed : NULL, format, color, show_ignored);
+		r = list_for_apply ? list_ignored(&s) : run(&s, operands ? operands + consumed : NULL, format, color, show_ignored);
 		isd_session_free(&s);
 	}
 	git_libgit2_shutdown();

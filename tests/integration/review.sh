@@ -192,3 +192,39 @@ test_diff_deleted_directory_per_file() {
 	(cd "$T/copy" && git apply "$T/patch") || fail "git apply of the deletions failed"
 	[ ! -e "$T/copy/src" ] && [ "$(cat "$T/copy/lib")" = now-a-file ] || fail "git apply: $(ls -R "$T/copy")"
 }
+
+# A force-added file that .gitignore matches is project content: shown.
+# What .gitignore ignores is not shown, and not applied without asking:
+# a .pth in .venv runs in every python of that environment on the host.
+test_ignored_and_tracked_ignored() {
+	make_project
+	command -v git >/dev/null || skip "git (git) is not installed"
+	printf '*.cfg\n.venv/\n' >"$P/.gitignore"
+	echo tracked >"$P/app.cfg"
+	git -C "$P" init -q
+	git -C "$P" add -A
+	git -C "$P" add -f app.cfg
+	git -C "$P" -c user.name=u -c user.email=u@u commit -qm base
+	sleep 0.05
+	cow 'echo agent >app.cfg; mkdir -p .venv/lib/site-packages .venv/bin
+		echo "import os; os.system(\"id\")" >.venv/lib/site-packages/evil.pth
+		echo data >.venv/lib/site-packages/plain.txt
+		printf "#!/bin/sh\nid\n" >.venv/bin/tool && chmod 755 .venv/bin/tool'
+	run_isd diff --name-only "$id"
+	expect_contains "$out" "$(printf 'M\tapp.cfg')" "a tracked file that .gitignore matches"
+	expect_not_contains "$out" "plain.txt"
+	run_isd diff "$id"
+	expect_contains "$out" "+agent" "its patch"
+	expect_contains "$out" "# isd: ignored by .gitignore but runs code: .venv/lib/site-packages/evil.pth"
+	expect_contains "$out" "# isd: ignored by .gitignore but runs code: .venv/bin/tool"
+	expect_not_contains "$out" "plain.txt" "an ignored file that runs nothing is only counted"
+	run_isd apply "$id"
+	expect_rc 0 "apply"
+	expect_contains "$err" "3 changes that the project's .gitignore ignores not applied, among them files that run code"
+	[ ! -e "$P/.venv" ] || fail "apply took ignored files: $(find "$P/.venv")"
+	expect_eq "$(cat "$P/app.cfg")" agent "the tracked-ignored file is applied"
+	run_isd apply --include-ignored "$id"
+	expect_rc 0 "apply --include-ignored"
+	expect_contains "$err" "note: .venv/lib/site-packages/evil.pth: ignored by .gitignore and runs code on the host"
+	[ -f "$P/.venv/lib/site-packages/evil.pth" ] || fail "--include-ignored"
+}

@@ -285,7 +285,12 @@ test_diff_hides_ignored() {
 	expect_eq "$out" "$(printf 'A\tbuild/deep/out\nA\tbuild/x')" "a PATH selects ignored files"
 	run_isd apply "$id"
 	expect_rc 0
-	[ -f "$P/build/deep/out" ] && [ -f "$P/new.o" ] && [ ! -e "$P/old.o" ] || fail "apply takes ignored changes too"
+	expect_contains "$err" "3 changes that the project's .gitignore ignores not applied"
+	[ ! -e "$P/build" ] && [ ! -e "$P/new.o" ] && [ ! -e "$P/old.o" ] && [ "$(cat "$P/keep.txt")" = CHANGED ] ||
+		fail "apply takes what is not ignored, and deletions"
+	run_isd apply --include-ignored "$id"
+	expect_rc 0
+	[ -f "$P/build/deep/out" ] && [ -f "$P/new.o" ] || fail "apply --include-ignored takes ignored changes"
 }
 
 # An agent's commits are dozens of files under .git: diff shows which
