@@ -369,11 +369,17 @@ static bool field_is(const char *f, size_t namelen, const char *name)
 
 char *isd_http_rewrite_request(const char *buf, const struct isd_http_request *req, size_t *out_len)
 {
-	size_t cap = req->header_len + 64, n = 0, p, next;
-	char *out = isd_xmalloc(cap);
+	size_t cap = req->header_len + sizeof(req->host) + 64, n = 0, p, next;
+	char *out = isd_xmalloc(cap), port[8] = "";
+	bool v6 = strchr(req->host, ':');
 
-	n = (size_t)snprintf(out, cap, "%s %.*s HTTP/1.%d\r\n", req->method, (int)req->path_len, req->path,
-			     req->version_minor);
+	/* Host names the target isd checked and connects to, whatever the
+	 * client wrote there (RFC 9112 3.2.2): a virtual host the allowlist
+	 * never saw is not reachable through an allowed server. */
+	if (req->port != 80)
+		snprintf(port, sizeof(port), ":%u", req->port);
+	n = (size_t)snprintf(out, cap, "%s %.*s HTTP/1.%d\r\nHost: %s%s%s%s\r\n", req->method, (int)req->path_len,
+			     req->path, req->version_minor, v6 ? "[" : "", req->host, v6 ? "]" : "", port);
 	for (p = req->fields_start; p < req->header_len; p = next) {
 		const char *f = buf + p, *colon;
 		size_t fl = line_at(buf, req->header_len, p, &next), nl;
@@ -384,7 +390,7 @@ char *isd_http_rewrite_request(const char *buf, const struct isd_http_request *r
 		nl = (size_t)(colon - f);
 		/* hop-by-hop: isd closes after one exchange, so the upstream
 		 * never keeps a connection the next request could misuse */
-		if (field_is(f, nl, "connection") || field_is(f, nl, "keep-alive") ||
+		if (field_is(f, nl, "host") || field_is(f, nl, "connection") || field_is(f, nl, "keep-alive") ||
 		    field_is(f, nl, "proxy-connection") || field_is(f, nl, "proxy-authorization") ||
 		    field_is(f, nl, "proxy-authenticate") || field_is(f, nl, "upgrade") || field_is(f, nl, "te"))
 			continue;

@@ -529,3 +529,26 @@ t=21 answered
 t=28 answered
 t=35 answered" "a DNS connection in use past 30 s, a silent one closed"
 }
+
+# An absolute URI names the target; a different Host field must not reach
+# a virtual host the allowlist never saw on the allowed server.
+test_netless_absolute_uri_host() {
+	net_setup
+	# shellcheck disable=SC2086
+	run_isd exec $NL -- "$SPY" -c "
+import socket
+for host in (b'other.internal:9999', b'web.test:$http_PORT', None):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+    s.sendall(b'GET http://web.test:$http_PORT/host HTTP/1.1\r\n' + (b'Host: ' + host + b'\r\n' if host else b'') + b'\r\n')
+    r = b''
+    while True:
+        c = s.recv(4096)
+        if not c: break
+        r += c
+    print(r.split(b'\r\n\r\n', 1)[-1].decode().strip())
+"
+	expect_rc 0
+	expect_eq "$out" "Host: web.test:$http_PORT
+Host: web.test:$http_PORT
+Host: web.test:$http_PORT" "the server sees the allowed target's Host"
+}

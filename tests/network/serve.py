@@ -6,6 +6,8 @@ serve.py http DIR PORTFILE            HTTP on 127.0.0.1:<free port>
 serve.py https DIR PORTFILE CERT KEY  the same over TLS
 serve.py unix-echo PATH               a unix socket that echoes one line
 
+GET /host answers with the Host field the server received.
+
 SERVE_ADDR overrides the address (a test's own network namespace only).
 The chosen port goes to PORTFILE once the server listens.  Servers stop on
 SIGTERM, and by themselves after --lifetime seconds (default 300) so that a
@@ -26,6 +28,17 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def do_GET(self):
+        # /host: the Host fields the server received, to see what the
+        # relay passed on
+        if self.path != "/host":
+            return super().do_GET()
+        body = ("Host: %s\n" % ", ".join(self.headers.get_all("Host") or [])).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 class Server(http.server.ThreadingHTTPServer):

@@ -165,6 +165,22 @@ static void test_http(void)
 	CHECK(len == strlen(out) && !strcmp(out, "GET /x HTTP/1.1\r\nHost: example.com:8080\r\nAccept: */*\r\n"
 					     "Connection: close\r\n\r\n"));
 	free(out);
+	/* the target's Host, whatever the client wrote (or if it wrote none) */
+	{
+		const char *cases[][2] = {
+			{"GET http://allowed.test:8080/ HTTP/1.1\r\nHost: other.internal:9999\r\nA: b\r\n\r\n",
+			 "GET / HTTP/1.1\r\nHost: allowed.test:8080\r\nA: b\r\nConnection: close\r\n\r\n"},
+			{"GET http://allowed.test/x HTTP/1.1\r\nA: b\r\nhOsT:other.internal\r\n\r\n",
+			 "GET /x HTTP/1.1\r\nHost: allowed.test\r\nA: b\r\nConnection: close\r\n\r\n"},
+			{"GET http://[::1]:81/ HTTP/1.0\r\n\r\n", "GET / HTTP/1.0\r\nHost: [::1]:81\r\nConnection: close\r\n\r\n"},
+		};
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			CHECK(parse(cases[i][0], &req) > 0 && req.absolute);
+			out = isd_http_rewrite_request(cases[i][0], &req, &len);
+			CHECK(len == strlen(out) && !strcmp(out, cases[i][1]));
+			free(out);
+		}
+	}
 	CHECK(parse("GET http://example.com HTTP/1.0\n\n", &req) > 0 && req.path_len == 1 && req.version_minor == 0);
 	/* origin-form takes the Host field (the capture of port 80) */
 	CHECK(parse("GET / HTTP/1.1\r\nHost: Example.com:81\r\n\r\n", &req) > 0 && !req.absolute &&
