@@ -8,6 +8,7 @@
 #include "isd/build.h"
 #include "isd/cgroup.h"
 #include "isd/command.h"
+#include "isd/guard.h"
 #include "isd/options.h"
 #include "isd/profile.h"
 #include "isd/util.h"
@@ -881,6 +882,8 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	isd_options_default_env(spec, caller, user_env.env);
 	isd_netcfg_apply_env(spec);
 	r = isd_command_resolve(spec, caller, isd_caller_getenv(caller, "PATH"));
+	if (r >= 0)
+		r = isd_guard_apply(spec);
 out:
 	if (r < 0 && strncmp(origin, "profile ", 8) == 0)
 		isd_error_hint("from %s", origin);

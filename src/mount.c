@@ -98,7 +98,7 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 				return s->binds[i];
 			continue;
 		}
-		if (m->type != ISD_MOUNT_BIND)
+		if (m->type != ISD_MOUNT_BIND || m->rebind)
 			continue;
 		s->binds[i] = isd_mount_clone_tree(AT_FDCWD, m->source, attrs, m->source);
 		if (s->binds[i] < 0)
@@ -250,6 +250,21 @@ static int compare_depth(const void *a, const void *b)
 	return *ma < *mb ? -1 : *ma > *mb;
 }
 
+/* The sandbox's own view of a path bound onto itself (isd/guard.h). */
+static int rebind(struct isd_mount_builder *b, const struct isd_mount *m)
+{
+	_cleanup_close_ int target = isd_mount_resolve_create(b, m->destination, ISD_NODE_DIR, false);
+	_cleanup_close_ int src = -1;
+
+	if (target < 0)
+		return target;
+	src = isd_mount_clone_tree(target, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0),
+				   m->destination);
+	if (src < 0)
+		return src;
+	return isd_mount_attach(src, target, m->destination);
+}
+
 static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s)
 {
 	const struct isd_mount **order = isd_xcalloc(spec->n_mounts, sizeof(*order));
@@ -264,7 +279,9 @@ static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec 
 		const struct isd_mount *m = order[k];
 		size_t i = (size_t)(m - spec->mounts);
 
-		if (m->type != ISD_MOUNT_TMPFS) {
+		if (m->rebind) {
+			r = rebind(b, m);
+		} else if (m->type != ISD_MOUNT_TMPFS) {
 			struct stat st;
 			if (fstat(s->binds[i], &st) < 0) {
 				r = isd_error(-errno, "inspecting %s", m->source);

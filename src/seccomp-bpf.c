@@ -318,10 +318,22 @@ static char *cache_key(const char *profile, size_t len, const struct isd_seccomp
 	return key;
 }
 
+/* $XDG_RUNTIME_DIR/isd/seccomp: a tmpfs of the caller's own (0700, per
+ * the XDG spec) that no sandbox sees, since each gets a fresh /run, and
+ * that isd covers read-only where a bind would show it (isd/guard.h).  A
+ * cache under $HOME was reached by every `-v $HOME:$HOME`; a checksum
+ * cannot tell a forged filter from ours, and a key to authenticate one
+ * would sit beside it.  Without a usable runtime directory isd compiles
+ * every time (a few milliseconds for the default profile). */
 static char *cache_dir(void)
 {
-	_cleanup_free_ char *base = xdg_dir("XDG_CACHE_HOME", ".cache");
-	return base ? isd_xasprintf("%s/isd/seccomp", base) : NULL;
+	const char *run = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+
+	if (!run || run[0] != '/' || stat(run, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077))
+		return NULL;
+	return isd_xasprintf("%s/isd/seccomp", run);
 }
 
 static char *cache_file(const char *key, size_t key_len)
@@ -409,8 +421,8 @@ static int cache_store(const char *path, const char *key, size_t key_len,
 	char *slash;
 	int fd, r;
 
-	/* BASE/isd/seccomp/X.bpf: BASE is created 0700 as XDG says but may
-	 * be shared (/tmp); isd/ and isd/seccomp/ must be ours. */
+	/* BASE/isd/seccomp/X.bpf: BASE is ours (cache_dir checked), isd/
+	 * and isd/seccomp/ must be too. */
 	for (int up = 3; up > 0; up--) {
 		strcpy(dir, path);
 		for (int i = 0; i < up; i++)

@@ -285,6 +285,8 @@ static json_object *mount_json(const struct isd_mount *m)
 	json_object_object_add(o, "readonly", json_object_new_boolean(m->readonly));
 	if (m->optional)
 		json_object_object_add(o, "optional", json_object_new_boolean(true));
+	if (m->rebind)
+		json_object_object_add(o, "onto_itself", json_object_new_boolean(true));
 	if (m->create)
 		json_object_object_add(o, "create_if_missing",
 				       json_object_new_string(m->create == ISD_CREATE_DIR ? "directory" : "file"));

@@ -37,6 +37,10 @@ struct isd_mount {
 	 * starts (the agent's state), ISD_CREATE_FILE with "{}" */
 	enum { ISD_CREATE_NONE, ISD_CREATE_DIR, ISD_CREATE_FILE } create;
 	bool optional; /* bind: left out when the source does not exist */
+	/* bind: what the sandbox shows at destination (source is its host
+	 * path) bound onto itself: a mount point that cannot be renamed, or a
+	 * read-only cover (isd/guard.h) */
+	bool rebind;
 };
 
 enum isd_network_mode {

@@ -8,7 +8,7 @@
 # Hermetic: no user profile in ~/.config shadows the shipped ones, and each
 # test starts with an empty cache.
 seccomp_env() {
-	export XDG_CONFIG_HOME="$T/config" XDG_CACHE_HOME="$T/cache"
+	export XDG_CONFIG_HOME="$T/config" XDG_CACHE_HOME="$T/cache" XDG_RUNTIME_DIR="$T/run"
 }
 
 # run_sysprobe PROFILE [PROBE...]
@@ -209,13 +209,15 @@ test_seccomp_check_shipped() {
 
 test_seccomp_cache() {
 	seccomp_env
+	mkdir -m 700 "$T/run"
 	run_isd exec -- true
 	expect_rc 0
-	n=$(ls "$T/cache/isd/seccomp" | grep -c '\.bpf$')
+	n=$(ls "$T/run/isd/seccomp" | grep -c '\.bpf$')
 	[ "$n" -eq 1 ] || fail "one cached filter expected, found $n"
-	f=$(ls "$T/cache/isd/seccomp"/*.bpf)
+	[ ! -e "$T/cache/isd/seccomp" ] || fail "the cache must not be under XDG_CACHE_HOME"
+	f=$(ls "$T/run/isd/seccomp"/*.bpf)
 	expect_eq "$(stat -c %a "$f")" 600 "cache file mode"
-	expect_eq "$(stat -c %a "$T/cache/isd/seccomp")" 700 "cache dir mode"
+	expect_eq "$(stat -c %a "$T/run/isd/seccomp")" 700 "cache dir mode"
 	before=$(stat -c %Y.%i "$f")
 	run_isd exec -- true
 	expect_rc 0
@@ -226,8 +228,12 @@ test_seccomp_cache() {
 	expect_rc 0
 	probe_is mount EPERM
 	[ "$(stat -c %s "$f")" -gt 100 ] || fail "cache not rewritten"
-	# an unwritable cache is not an error
-	export XDG_CACHE_HOME=/proc/isd-no-cache
+	# an unwritable cache is not an error, nor is no runtime directory
+	export XDG_RUNTIME_DIR=/proc/isd-no-cache
+	run_isd exec -v "$SYSPROBE:/helper:ro" -- /helper mount
+	expect_rc 0
+	probe_is mount EPERM
+	unset XDG_RUNTIME_DIR
 	run_isd exec -v "$SYSPROBE:/helper:ro" -- /helper mount
 	expect_rc 0
 	probe_is mount EPERM

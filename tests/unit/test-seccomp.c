@@ -567,14 +567,17 @@ static bool same_filter(const struct isd_seccomp_program *a, const struct isd_se
 static void test_cache(const char *tmp)
 {
 	_cleanup_free_ char *profile = isd_xasprintf("%s/p.json", tmp), *profile2 = NULL;
-	_cleanup_free_ char *cdir = isd_xasprintf("%s/cache2/isd/seccomp", tmp), *cfile = NULL, *cfile2 = NULL;
+	_cleanup_free_ char *cdir = isd_xasprintf("%s/run2/isd/seccomp", tmp), *cfile = NULL, *cfile2 = NULL;
+	_cleanup_free_ char *run = isd_xasprintf("%s/run2", tmp), *home_cache = isd_xasprintf("%s/cache2", tmp);
 	_cleanup_free_ char *buf = NULL;
 	struct isd_seccomp_program first, prog;
 	struct stat st;
 	size_t len;
 	int fd;
 
-	setenv_path("XDG_CACHE_HOME", tmp, "cache2");
+	CHECK(mkdir(run, 0700) == 0, "runtime dir");
+	setenv("XDG_RUNTIME_DIR", run, 1);
+	setenv("XDG_CACHE_HOME", home_cache, 1);
 	CHECK(count_files(cdir) == 0, "fresh cache dir");
 	buf = slurp(FIXTURES "/default.json", &len);
 	CHECK(isd_write_file_at(AT_FDCWD, profile, buf, O_CREAT | O_TRUNC, 0644) == 0, "write profile");
@@ -585,6 +588,8 @@ static void test_cache(const char *tmp)
 	CHECK(stat(cfile, &st) == 0 && (st.st_mode & 0777) == 0600, "cache file 0600");
 	CHECK(stat(cdir, &st) == 0 && (st.st_mode & 0777) == 0700, "cache dir 0700");
 	CHECK(count_files(cdir) == 1, "one file, no temporaries left");
+	/* not in $XDG_CACHE_HOME, where every -v $HOME:$HOME reaches it */
+	CHECK(access(home_cache, F_OK) < 0, "nothing under XDG_CACHE_HOME");
 
 	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && prog.from_cache, "second time from cache");
 	CHECK(same_filter(&first, &prog), "cached filter identical");
@@ -641,12 +646,26 @@ static void test_cache(const char *tmp)
 		isd_seccomp_program_free(&prog);
 	}
 
-	/* an unusable cache directory is not an error */
-	setenv("XDG_CACHE_HOME", "/dev/null/cache", 1);
+	/* a runtime directory others can write to is not used */
+	CHECK(isd_seccomp_prepare(profile, &prog) == 0, "recompiled");
+	isd_seccomp_program_free(&prog);
+	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && prog.from_cache, "cached");
+	isd_seccomp_program_free(&prog);
+	CHECK(chmod(run, 0777) == 0, "chmod");
+	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache, "shared runtime dir ignored");
+	isd_seccomp_program_free(&prog);
+	CHECK(chmod(run, 0700) == 0, "chmod back");
+
+	/* an unusable or missing runtime directory is not an error */
+	setenv("XDG_RUNTIME_DIR", "/dev/null/run", 1);
 	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache && same_filter(&first, &prog),
 	      "no cache: %s", isd_error_message());
 	isd_seccomp_program_free(&prog);
 	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache, "still no cache");
+	isd_seccomp_program_free(&prog);
+	unsetenv("XDG_RUNTIME_DIR");
+	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache && same_filter(&first, &prog),
+	      "no runtime dir: %s", isd_error_message());
 	isd_seccomp_program_free(&prog);
 
 	isd_seccomp_program_free(&first);
@@ -769,6 +788,7 @@ int main(void)
 	/* keep the user's real cache and config out of it */
 	setenv_path("XDG_CACHE_HOME", tmp, "cache");
 	setenv_path("XDG_CONFIG_HOME", tmp, "config");
+	unsetenv("XDG_RUNTIME_DIR");
 
 	test_docker_fixtures();
 	test_malformed();
