@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/cli.h"
+#include "isd/agent-state.h"
 #include "isd/build.h"
 #include "isd/cgroup.h"
 #include "isd/command.h"
@@ -367,13 +368,17 @@ static int assemble_args(int argc, char **argv, const struct isd_caller *caller,
 	const char *user = isd_caller_getenv(caller, "USER");
 	struct isd_profile_vars vars = {.home = caller->home, .pwd = caller->cwd, .user = user ? user : "",
 					.uid = caller->uid, .gid = caller->gid};
+	const struct isd_agent_table *table = isd_agents();
+	const struct isd_agent *entry = NULL;
+	bool via_runner = false;
 	int r;
 
+	if (!table)
+		return -EINVAL; /* the broken agents.conf is named */
 	if (!agent && cmd < argc) {
-		const char *base = strrchr(argv[cmd], '/');
-		base = base ? base + 1 : argv[cmd];
-		if (isd_agent_known(base))
-			agent = base;
+		entry = isd_agent_for_command(table, argv + cmd, &via_runner);
+		if (entry)
+			agent = entry->name;
 	}
 	if (agent && agent[0]) {
 		free(spec->agent);
@@ -381,11 +386,13 @@ static int assemble_args(int argc, char **argv, const struct isd_caller *caller,
 	}
 	vars.agent = agent ? agent : "";
 	isd_args_push(out, argv[0], "command line");
-	if (!find_long_value(argc, argv, cmd, "profile") && spec->agent && isd_agent_known(spec->agent)) {
+	/* A known agent as the command, or --agent NAME (known or not). */
+	if (!find_long_value(argc, argv, cmd, "profile") && spec->agent) {
 		isd_strv_push(&spec->profiles, isd_xstrdup("agent"));
 		r = isd_profile_expand("agent", &vars, out, 0);
 		if (r < 0)
 			return r;
+		isd_agent_push_args(isd_agent_find(table, spec->agent), via_runner, out);
 	}
 	for (int i = 1; i < argc; i++) {
 		const char *name = NULL;
@@ -404,6 +411,8 @@ static int assemble_args(int argc, char **argv, const struct isd_caller *caller,
 			r = isd_profile_expand(name, &vars, out, 0);
 			if (r < 0)
 				return r;
+			if (!strcmp(name, "agent"))
+				isd_agent_push_args(isd_agent_find(table, spec->agent), via_runner, out);
 			continue;
 		}
 		isd_args_push(out, argv[i], "command line");
@@ -463,27 +472,13 @@ static int add_workspace(struct isd_spec *spec, const struct isd_caller *caller,
 	return add_user_mount(spec, &m, origin);
 }
 
-/* --agent-state NAME: the agent's own state, read-write.  What is missing
- * is created empty on the host when the sandbox starts (the agent would
- * create it on its first run anyway), not by --print-spec. */
+/* --agent-state NAME: the agent's own state, guarded (src/agent-state.c).
+ * What is missing is created empty on the host when the sandbox starts
+ * (the agent would create it on its first run anyway), not by
+ * --print-spec. */
 static int add_agent_state(struct isd_spec *spec, const struct isd_caller *caller, const char *agent, const char *origin)
 {
-	_cleanup_strv_ char **dirs = NULL, **files = NULL;
-
-	if (!agent[0])
-		return 0;
-	isd_agent_state_paths(agent, &dirs, &files);
-	for (int kind = 0; kind < 2; kind++) {
-		char **list = kind == 0 ? dirs : files;
-		for (size_t i = 0; list && list[i]; i++) {
-			struct isd_mount m = {.type = ISD_MOUNT_BIND};
-			m.source = isd_xasprintf("%s/%s", caller->home, list[i]);
-			m.destination = isd_xstrdup(m.source);
-			m.create = kind == 0 ? ISD_CREATE_DIR : ISD_CREATE_FILE;
-			add_user_mount(spec, &m, origin);
-		}
-	}
-	return 0;
+	return isd_agent_state_add(spec, caller->home, agent, origin);
 }
 
 /* A profile's --allow, --allow-file and --proxy-port belong to the

@@ -5,6 +5,7 @@
  * only it loads libgit2, whose diff machinery makes the hunks.
  */
 #define _GNU_SOURCE
+#include "isd/agent-state.h"
 #include "isd/diff-git.h"
 #include "isd/session-changes.h"
 #include "isd/session.h"
@@ -738,6 +739,9 @@ int main(int argc, char **argv)
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, false, &s, &consumed);
 	if (r == 0) {
 		r = list_for_apply ? list_ignored(&s) : run(&s, operands ? operands + consumed : NULL, format, color, show_ignored);
+		/* What the agent wrote into its own state and isd holds. */
+		if (r == 0 && !list_for_apply && !(operands && operands[consumed]))
+			isd_agent_state_print_held(s.id, color);
 		isd_session_free(&s);
 	}
 	git_libgit2_shutdown();

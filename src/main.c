@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
+#include "isd/agent-state.h"
 #include "isd/cgroup.h"
 #include "isd/cli.h"
 #include "isd/doctor.h"
@@ -137,13 +138,21 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "diff"))
 		return exec_isd_diff(argv);
 	if (!strcmp(cmd, "apply"))
-		return isd_session_cmd_apply(argc - 1, argv + 1);
+		return isd_agent_state_apply_requested(argc - 1, argv + 1) ? isd_agent_state_cmd_apply(argc - 1, argv + 1)
+									     : isd_session_cmd_apply(argc - 1, argv + 1);
 	if (!strcmp(cmd, "discard"))
 		return isd_session_cmd_discard(argc - 1, argv + 1);
 	if (!strcmp(cmd, "session") || !strcmp(cmd, "sessions"))
 		return isd_session_cmd_session(argc - 1, argv + 1);
-	if (!strcmp(cmd, "gc"))
-		return isd_cgroup_gc_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "gc")) {
+		bool dry = argc > 2 && !strcmp(argv[2], "--dry-run");
+		int r = isd_cgroup_gc_main(argc - 1, argv + 1);
+		if (r == 0)
+			isd_agent_state_gc(dry);
+		return r;
+	}
+	if (!strcmp(cmd, "state"))
+		return isd_agent_state_cmd(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("isd %s\n", ISD_VERSION);
 		return 0;
@@ -152,6 +161,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, diff, apply, discard, session, gc, version, help)\n", cmd);
+	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, diff, apply, discard, session, state, gc, version, help)\n", cmd);
 	return ISD_EXIT_FAILURE;
 }

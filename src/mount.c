@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/mount.h"
+#include "isd/agent-state.h"
 #include "isd/mount-fs.h"
 #include "isd/syscalls.h"
 #include "isd/userns.h"
@@ -90,6 +91,12 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0);
 
 		s->binds[i] = -1;
+		if (m->agent_state) {
+			s->binds[i] = isd_agent_state_clone(m, i, extras);
+			if (s->binds[i] < 0)
+				return s->binds[i];
+			continue;
+		}
 		if (m->type == ISD_MOUNT_OVERLAY) {
 			if (!extras->workspace_upper)
 				return isd_error(-EINVAL, "mounting the cow workspace %s: no session", m->source);

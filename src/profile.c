@@ -28,47 +28,6 @@ void isd_args_push(struct isd_args *a, const char *arg, const char *origin)
 	a->argc++;
 }
 
-static const char *const known_agents[] = {"omp", "claude", "codex", "pi", "gemini", "opencode", "aider", "goose", "amp", NULL};
-
-bool isd_agent_known(const char *name)
-{
-	for (size_t i = 0; known_agents[i]; i++)
-		if (name && !strcmp(name, known_agents[i]))
-			return true;
-	return false;
-}
-
-/* Where each agent keeps its state; an agent not listed uses ~/.NAME. */
-static const struct {
-	const char *agent;
-	const char *dirs[3];
-	const char *files[2];
-} agent_state[] = {
-	{"omp", {".omp", NULL}, {NULL}},
-	{"claude", {".claude", NULL}, {".claude.json", NULL}},
-	{"codex", {".codex", NULL}, {NULL}},
-	{"pi", {".pi", NULL}, {NULL}},
-	{"gemini", {".gemini", NULL}, {NULL}},
-	{"opencode", {".local/share/opencode", ".config/opencode", NULL}, {NULL}},
-	{"aider", {".aider", NULL}, {NULL}},
-	{"goose", {".config/goose", ".local/share/goose", NULL}, {NULL}},
-	{"amp", {".config/amp", ".local/share/amp", NULL}, {NULL}},
-};
-
-void isd_agent_state_paths(const char *agent, char ***dirs, char ***files)
-{
-	for (size_t i = 0; i < sizeof(agent_state) / sizeof(agent_state[0]); i++) {
-		if (strcmp(agent_state[i].agent, agent))
-			continue;
-		for (size_t k = 0; agent_state[i].dirs[k]; k++)
-			isd_strv_push(dirs, isd_xstrdup(agent_state[i].dirs[k]));
-		for (size_t k = 0; agent_state[i].files[k]; k++)
-			isd_strv_push(files, isd_xstrdup(agent_state[i].files[k]));
-		return;
-	}
-	isd_strv_push(dirs, isd_xasprintf(".%s", agent));
-}
-
 char **isd_profile_dirs(void)
 {
 	char **dirs = NULL;

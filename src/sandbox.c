@@ -21,6 +21,7 @@
  * command could not be executed or found).
  */
 #define _GNU_SOURCE
+#include "isd/agent-state.h"
 #include "isd/sandbox.h"
 #include "isd/caps.h"
 #include "isd/cgroup.h"
@@ -546,6 +547,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	struct isd_session session = {.lock_fd = -1};
 	bool have_session = false;
 	_cleanup_free_ char *upper = NULL, *work = NULL;
+	struct isd_agent_state_run *agent_state = NULL;
 
 	isd_cgroup_init(&cg);
 	exit_code = ISD_EXIT_FAILURE;
@@ -571,6 +573,9 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		args.extras.workspace_upper = upper;
 		args.extras.workspace_work = work;
 	}
+	r = isd_agent_state_begin(spec, have_session ? session.id : NULL, &args.extras, &agent_state);
+	if (r < 0)
+		goto out;
 	r = isd_proxy_new(spec, &proxy);
 	if (r < 0)
 		goto out;
@@ -669,6 +674,9 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (cg.dirfd >= 0)
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
 out:
+	/* Held state is shown by isd diff of the session: it stays. */
+	if (isd_agent_state_end(agent_state) && have_session)
+		session.keep = true;
 	if (have_session) {
 		isd_session_finish(&session);
 		isd_session_free(&session);

@@ -30,6 +30,7 @@ void isd_spec_free(struct isd_spec *spec)
 	isd_strv_free(spec->profiles);
 	isd_strv_free(spec->origins);
 	free(spec->agent);
+	free(spec->agent_state);
 	free(spec->mounts);
 	isd_workspace_free(&spec->workspace);
 	free(spec->workdir);
@@ -287,6 +288,8 @@ static json_object *mount_json(const struct isd_mount *m)
 		json_object_object_add(o, "optional", json_object_new_boolean(true));
 	if (m->rebind)
 		json_object_object_add(o, "onto_itself", json_object_new_boolean(true));
+	if (m->agent_state)
+		json_object_object_add(o, "agent_state", json_object_new_boolean(true));
 	if (m->create)
 		json_object_object_add(o, "create_if_missing",
 				       json_object_new_string(m->create == ISD_CREATE_DIR ? "directory" : "file"));

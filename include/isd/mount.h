@@ -18,6 +18,9 @@ struct isd_mount_extras {
 	bool cgroup2;            /* mount the sandbox's own cgroup2 at /sys/fs/cgroup */
 	const char *workspace_upper; /* the cow workspace's session: overlay upper */
 	const char *workspace_work;  /* and work directories */
+	/* per spec mount, for agent_state ones (src/agent-state.c): the
+	 * overlay's upper and work, or the copy of a state file */
+	const char *const *state_upper, *const *state_work, *const *state_file;
 };
 
 /* Builds the whole file system tree and pivots into it.  On return the

@@ -41,12 +41,6 @@ int isd_profile_expand(const char *name, const struct isd_profile_vars *vars, st
 int isd_profile_parse_text(const char *text, const char *origin_name, const struct isd_profile_vars *vars,
 			   struct isd_args *out, int depth);
 
-/* The known agents: whether NAME is one, for the default profile. */
-bool isd_agent_known(const char *name);
-
-/* The agent's state under HOME: directories and files (relative paths). */
-void isd_agent_state_paths(const char *agent, char ***dirs, char ***files);
-
 /* `isd profile list|show NAME|edit NAME`. */
 int isd_profile_main(int argc, char **argv);
 

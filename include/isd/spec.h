@@ -41,6 +41,9 @@ struct isd_mount {
 	 * path) bound onto itself: a mount point that cannot be renamed, or a
 	 * read-only cover (isd/guard.h) */
 	bool rebind;
+	/* --agent-state: an overlay (directory) or a bind of a copy (file)
+	 * whose changes are merged at exit (src/agent-state.c); noexec */
+	bool agent_state;
 };
 
 enum isd_network_mode {
@@ -130,6 +133,7 @@ struct isd_spec {
 	bool command_not_on_caller_path; /* for the 127 message */
 	char **profiles; /* profiles applied, in order */
 	char *agent;     /* the agent this sandbox is for, or NULL */
+	char *agent_state; /* --agent-state NAME: whose table entry guards the state */
 	/* Where each setting came from, for --print-spec: "key\torigin". */
 	char **origins;
 

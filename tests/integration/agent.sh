@@ -147,7 +147,7 @@ want = {"/tmp": (2*G, True), "/var/tmp": (100*M, False), "/run": (100*M, False),
 for d, (size, ex) in want.items():
     assert m[d]["type"] == "tmpfs" and m[d]["size"] == size and m[d]["exec"] == ex, (d, m[d])
     assert m[d]["nosuid"] and m[d]["nodev"] and m[d]["origin"].startswith("profile "), m[d]
-assert m[home + "/.omp"]["type"] == "bind" and not m[home + "/.omp"]["readonly"], m
+assert m[home + "/.omp"]["type"] == "overlay" and m[home + "/.omp"]["agent_state"] and not m[home + "/.omp"]["readonly"], m
 assert m[proj]["type"] == "overlay" and not m[proj]["readonly"] and m[proj]["source"] == proj, m
 assert s["workspace"]["mode"] == "cow" and ".env" in s["workspace"]["masks"], s["workspace"]
 assert s["workdir"] == proj

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The commands on agent state stores: the "state" section of isd diff,
+ * isd apply --state, isd state list|diff|apply|restore|discard, and the
+ * part of isd gc that merges stores a crashed isd left behind.
+ */
+#define _GNU_SOURCE
+#include "agent-state-internal.h"
+#include "isd/util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Stores that only keep backups: the newest are kept for isd state restore. */
+#define KEEP_BACKUP_STORES 20
+
+static size_t count_held(const struct state_items *it)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < it->n; i++)
+		n += (it->v[i].guard.hold == ISD_HOLD_WHOLE && it->v[i].guard.why) || it->v[i].guard.hold == ISD_HOLD_KEYS ||
+		     (it->v[i].guard.hold == ISD_HOLD_NONE && !S_ISDIR(it->v[i].change.new_mode));
+	return n;
+}
+
+static size_t store_held(struct state_store *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_layers; i++) {
+		struct state_items it;
+		if (layer_items(s, i, &it) == 0)
+			n += count_held(&it);
+		else
+			isd_error_clear();
+		state_items_free(&it);
+	}
+	return n;
+}
+
+static const char *status_word(const struct isd_change *c)
+{
+	return c->status == ISD_CHANGE_ADDED ? "new" : c->status == ISD_CHANGE_DELETED ? "deleted" : "changed";
+}
+
+static void print_value(const char *label, const char *v)
+{
+	_cleanup_free_ char *vis = v ? isd_guard_visible(v, 2000) : NULL;
+	printf("      %s %s\n", label, vis ? vis : "(none)");
+}
+
+static size_t print_layer(struct state_store *s, size_t i, bool color)
+{
+	struct state_items it;
+	size_t n = 0;
+
+	if (layer_items(s, i, &it) < 0) {
+		isd_error_print("reading the agent's state");
+		return 0;
+	}
+	for (size_t k = 0; k < it.n; k++) {
+		const struct state_item *e = &it.v[k];
+		_cleanup_free_ char *rel = layer_home_rel(s, i, e->change.path);
+		_cleanup_free_ char *shown = isd_quote_path("~/", rel);
+		_cleanup_free_ char *why = NULL;
+
+		if (e->guard.hold == ISD_HOLD_TRANSIENT || (e->guard.hold == ISD_HOLD_WHOLE && !e->guard.why))
+			continue;
+		if (e->guard.hold == ISD_HOLD_NONE && S_ISDIR(e->change.new_mode))
+			continue;
+		n++;
+		if (e->guard.hold == ISD_HOLD_KEYS) {
+			for (size_t j = 0; j < e->guard.n_keys; j++) {
+				_cleanup_free_ char *key = isd_guard_visible(e->guard.keys[j].key, 400);
+				printf("  %s%s%s: executable configuration, key %s\n", color ? "\033[1m" : "", shown,
+				       color ? "\033[m" : "", key);
+				print_value("old:", e->guard.keys[j].old_value);
+				print_value("new:", e->guard.keys[j].new_value);
+			}
+			continue;
+		}
+		why = e->guard.hold == ISD_HOLD_WHOLE ? isd_guard_visible(e->guard.why, 400)
+						      : isd_xstrdup("not code-bearing, but not merged (over the backup bound, or refused)");
+		printf("  %s%s%s: %s %s: %s\n", color ? "\033[1m" : "", shown, color ? "\033[m" : "",
+		       e->guard.hold == ISD_HOLD_WHOLE ? "executable configuration," : "pending,", status_word(&e->change), why);
+	}
+	state_items_free(&it);
+	return n;
+}
+
+size_t isd_agent_state_print_held(const char *id, bool color)
+{
+	_cleanup_free_ char *root = state_root();
+	struct state_store s;
+	size_t n = 0;
+
+	if (store_load(root, id, &s) < 0) {
+		isd_error_clear();
+		store_free(&s);
+		return 0;
+	}
+	if (store_held(&s)) {
+		printf("%s\nstate: the agent's own state (%s) holds what would run on the host; "
+		       "isd apply --state %s takes it\n",
+		       "", s.agent, s.id);
+		for (size_t i = 0; i < s.n_layers; i++)
+			n += print_layer(&s, i, color);
+	}
+	store_free(&s);
+	return n;
+}
+
+/* ---- finding a store ---- */
+
+static bool contains(const char *project, const char *dir)
+{
+	size_t n = strlen(project);
+	return n && !strncmp(project, dir, n) && (dir[n] == '/' || !dir[n]);
+}
+
+enum want { WANT_ANY, WANT_HELD, WANT_BACKUP };
+
+static bool wanted(struct state_store *s, enum want w)
+{
+	return w == WANT_ANY || (w == WANT_HELD ? store_held(s) > 0 : s->backup_files > 0);
+}
+
+static int find_store(const char *arg, enum want w, struct state_store *out)
+{
+	_cleanup_free_ char *root = state_root(), *cwd = getcwd(NULL, 0);
+	_cleanup_strv_ char **ids = store_ids(root);
+	char *best = NULL;
+	int64_t best_ns = 0;
+	bool best_here = false;
+
+	memset(out, 0, sizeof(*out));
+	out->lock_fd = out->dir_fd = -1;
+	for (size_t i = 0; ids && ids[i]; i++) {
+		struct state_store s;
+		bool here;
+
+		if (arg && strncmp(ids[i], arg, strlen(arg)))
+			continue;
+		if (store_load(root, ids[i], &s) < 0) {
+			isd_error_clear();
+			store_free(&s);
+			continue;
+		}
+		here = cwd && contains(s.project, cwd);
+		if (arg || wanted(&s, w)) {
+			if (arg && best) {
+				store_free(&s);
+				return isd_error(-EINVAL, "agent state %s: more than one store starts so (%s, %s)", arg, best, ids[i]);
+			}
+			/* From inside a project its sessions first, then the newest. */
+			if (arg || !best || (here && !best_here) || (here == best_here && s.started_ns > best_ns)) {
+				best = ids[i];
+				best_ns = s.started_ns;
+				best_here = here;
+			}
+		}
+		store_free(&s);
+	}
+	if (!best)
+		return isd_error(-ENOENT, arg ? "agent state %s: no such store (isd state list shows them)"
+					      : w == WANT_BACKUP ? "agent state: no store keeps a backup of the host's state%s"
+								 : "agent state: nothing is held%s (isd state list shows the stores)",
+				 arg ? arg : "");
+	return store_load(root, best, out);
+}
+
+/* ---- taking what is held ---- */
+
+static int take_file_layer(struct state_store *s, size_t i, struct state_item *e, const struct isd_agent *a)
+{
+	_cleanup_free_ char *hname = NULL, *ldir = isd_xasprintf("%zu", i), *rel = layer_home_rel(s, i, NULL);
+	_cleanup_close_ int hp = host_file_parent(s->layers[i].path, &hname);
+	_cleanup_close_ int lfd = openat(s->dir_fd, ldir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r;
+
+	if (hp < 0 || lfd < 0)
+		return isd_error(hp < 0 ? hp : -errno, "opening %s", s->layers[i].path);
+	r = backup_entry(s, i, -1, "");
+	if (r < 0 && r != -ENOSPC)
+		return r;
+	if (e->guard.hold == ISD_HOLD_KEYS) {
+		const struct isd_agent_keys *k = isd_agent_keys_for(a, rel);
+		_cleanup_free_ char *host = NULL, *new_text = NULL, *merged = NULL;
+		struct stat st;
+
+		if ((r = isd_read_file_at(lfd, "file", &new_text, NULL)) < 0 ||
+		    ((r = isd_read_file_at(hp, hname, &host, NULL)) < 0 && r != -ENOENT))
+			return isd_error(r, "reading %s", s->layers[i].path);
+		r = isd_guard_take_keys(host, new_text, k ? k->keys : NULL, &merged);
+		if (r < 0)
+			return r;
+		r = replace_file_text(hp, hname, merged, fstatat(hp, hname, &st, 0) == 0 ? st.st_mode : 0600);
+	} else {
+		_cleanup_free_ char *tmp = isd_xasprintf(".%s.isd-apply", hname);
+		unlinkat(hp, tmp, 0);
+		r = copy_file_into(lfd, "file", hp, tmp, e->change.new_mode);
+		if (r == 0 && renameat(hp, tmp, hp, hname) < 0)
+			r = -errno;
+	}
+	if (r < 0)
+		return isd_error(r, "writing %s", s->layers[i].path);
+	unlinkat(lfd, "file", 0);
+	return 0;
+}
+
+static int take_layer(struct state_store *s, size_t i, size_t *taken)
+{
+	const struct isd_agent *a = store_agent(s);
+	struct state_items it;
+	struct isd_changes apply = {0};
+	_cleanup_close_ int host_fd = -1, upper_fd = -1;
+	_cleanup_free_ char *up = isd_xasprintf("%zu/upper", i);
+	size_t applied = 0, refused = 0;
+	int r = layer_items(s, i, &it);
+
+	if (r < 0)
+		return r;
+	if (!s->layers[i].dir) {
+		for (size_t k = 0; k < it.n && r == 0; k++)
+			if (it.v[k].guard.hold != ISD_HOLD_TRANSIENT && (r = take_file_layer(s, i, &it.v[k], a)) == 0)
+				(*taken)++;
+		state_items_free(&it);
+		return r;
+	}
+	host_fd = open(s->layers[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	upper_fd = openat(s->dir_fd, up, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (host_fd < 0 || upper_fd < 0) {
+		state_items_free(&it);
+		return isd_error(-errno, "opening %s", host_fd < 0 ? s->layers[i].path : up);
+	}
+	for (size_t k = 0; k < it.n && r == 0; k++) {
+		struct state_item *e = &it.v[k];
+		_cleanup_free_ char *rel = layer_home_rel(s, i, e->change.path);
+
+		if (e->guard.hold == ISD_HOLD_TRANSIENT)
+			continue;
+		if (e->change.old_mode && (r = backup_entry(s, i, host_fd, e->change.path)) == -ENOSPC)
+			r = 0; /* asked for explicitly: taken without a way back */
+		if (r < 0)
+			break;
+		if (e->guard.hold == ISD_HOLD_KEYS) {
+			const struct isd_agent_keys *keys = isd_agent_keys_for(a, rel);
+			_cleanup_free_ char *host = NULL, *new_text = NULL, *merged = NULL;
+			_cleanup_close_ int hp = -1, np = -1;
+			const char *hname, *nname;
+			struct stat st;
+
+			hp = open_parent_beneath(host_fd, e->change.path, &hname);
+			np = open_parent_beneath(upper_fd, e->change.path, &nname);
+			if (hp < 0 || np < 0 || (r = isd_read_file_at(np, nname, &new_text, NULL)) < 0 ||
+			    ((r = isd_read_file_at(hp, hname, &host, NULL)) < 0 && r != -ENOENT)) {
+				r = isd_error(r < 0 ? r : hp < 0 ? hp : np, "reading %s/%s", s->layers[i].path, e->change.path);
+				break;
+			}
+			r = isd_guard_take_keys(host, new_text, keys ? keys->keys : NULL, &merged);
+			if (r == 0)
+				r = replace_file_text(hp, hname, merged, fstatat(hp, hname, &st, 0) == 0 ? st.st_mode : 0600);
+			if (r == 0 && unlinkat(np, nname, 0) == 0)
+				(*taken)++;
+			continue;
+		}
+		if (e->guard.hold == ISD_HOLD_NONE && S_ISDIR(e->change.new_mode) && !e->change.old_mode)
+			; /* a directory for the entries below */
+		else if (e->guard.why || e->guard.hold == ISD_HOLD_NONE)
+			(*taken)++;
+		apply.v = isd_xrealloc(apply.v, (apply.n + 1) * sizeof(*apply.v));
+		apply.v[apply.n] = e->change;
+		apply.v[apply.n++].path = isd_xstrdup(e->change.path);
+	}
+	if (r == 0 && apply.n)
+		r = isd_changes_apply(host_fd, upper_fd, &apply, 0, true, &applied, &refused);
+	if (r == 0 && refused)
+		r = isd_error(-EPERM, "apply --state: %zu item%s of %s refused (listed above)", refused, refused == 1 ? "" : "s",
+			      s->layers[i].path);
+	isd_changes_free(&apply);
+	state_items_free(&it);
+	return r;
+}
+
+static int take_all(const char *arg)
+{
+	struct state_store s;
+	size_t taken = 0;
+	int r = find_store(arg, WANT_HELD, &s);
+
+	if (r == 0)
+		r = store_lock(&s, false);
+	for (size_t i = 0; r == 0 && i < s.n_layers; i++)
+		r = take_layer(&s, i, &taken);
+	if (s.id) {
+		(void)store_save(&s);
+		if (r == 0)
+			printf("isd: apply --state: took %zu held item%s of %s's state (session %s) into your home\n", taken,
+			       taken == 1 ? "" : "s", s.agent, s.id);
+		if (r == 0 && !s.backup_files && !store_held(&s))
+			store_remove(&s);
+	}
+	store_free(&s);
+	if (r < 0) {
+		isd_error_print("apply --state failed");
+		return ISD_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+bool isd_agent_state_apply_requested(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--state"))
+			return true;
+	return false;
+}
+
+int isd_agent_state_cmd_apply(int argc, char **argv)
+{
+	const char *id = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--state"))
+			continue;
+		if (argv[i][0] == '-' || id) {
+			fprintf(stderr, "isd: apply --state [ID]: takes the held agent state of one session; "
+					"'%s' is not an ID (run isd apply without --state for the project)\n", argv[i]);
+			return ISD_EXIT_FAILURE;
+		}
+		id = argv[i];
+	}
+	return take_all(id);
+}
+
+/* ---- restore ---- */
+
+static int restore_entry(int sdfd, const char *name, int ddfd, unsigned depth, size_t *count)
+{
+	struct stat st, dst;
+	bool have;
+	int r = 0;
+
+	if (fstatat(sdfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	have = fstatat(ddfd, name, &dst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (S_ISDIR(st.st_mode)) {
+		int sfd;
+		_cleanup_close_ int dfd = -1;
+		DIR *d;
+		struct dirent *de;
+
+		if (depth > 64)
+			return 0;
+		if (have && !S_ISDIR(dst.st_mode) && unlinkat(ddfd, name, 0) < 0)
+			return -errno;
+		if (mkdirat(ddfd, name, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		sfd = openat(sdfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		dfd = openat(ddfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd < 0 || dfd < 0 || !(d = fdopendir(sfd))) {
+			if (sfd >= 0)
+				close(sfd);
+			return -errno;
+		}
+		while (r == 0 && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				r = restore_entry(dirfd(d), de->d_name, dfd, depth + 1, count);
+		closedir(d);
+		fchmodat(ddfd, name, st.st_mode & 07777, 0);
+		return r;
+	}
+	if (have && S_ISDIR(dst.st_mode) && (r = isd_remove_tree_at(ddfd, name)) < 0)
+		return r;
+	{
+		_cleanup_free_ char *tmp = isd_xasprintf(".%.40s.isd-restore", name);
+		unlinkat(ddfd, tmp, 0);
+		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t n = readlinkat(sdfd, name, target, sizeof(target) - 1);
+			if (n < 0)
+				return -errno;
+			target[n] = '\0';
+			r = symlinkat(target, ddfd, tmp) < 0 ? -errno : 0;
+		} else {
+			r = copy_file_into(sdfd, name, ddfd, tmp, st.st_mode);
+		}
+		if (r == 0 && renameat(ddfd, tmp, ddfd, name) < 0)
+			r = -errno;
+		if (r < 0)
+			unlinkat(ddfd, tmp, 0);
+	}
+	(*count) += r == 0;
+	return r;
+}
+
+static int restore(const char *arg)
+{
+	struct state_store s;
+	size_t count = 0;
+	int r = find_store(arg, WANT_BACKUP, &s);
+
+	if (r == 0)
+		r = store_lock(&s, false);
+	for (size_t i = 0; r == 0 && i < s.n_layers; i++) {
+		_cleanup_free_ char *b = isd_xasprintf("backup/%zu", i);
+		_cleanup_close_ int bfd = openat(s.dir_fd, b, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d;
+		struct dirent *de;
+
+		if (bfd < 0)
+			continue;
+		if (!s.layers[i].dir) {
+			_cleanup_free_ char *hname = NULL;
+			_cleanup_close_ int hp = host_file_parent(s.layers[i].path, &hname);
+			_cleanup_free_ char *tmp = isd_xasprintf(".%s.isd-restore", hname);
+			struct stat st;
+
+			if (hp < 0 || fstatat(bfd, "file", &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			unlinkat(hp, tmp, 0);
+			r = copy_file_into(bfd, "file", hp, tmp, st.st_mode);
+			if (r == 0 && renameat(hp, tmp, hp, hname) < 0)
+				r = -errno;
+			if (r < 0)
+				r = isd_error(r, "restoring %s", s.layers[i].path);
+			count += r == 0;
+			continue;
+		}
+		if (isd_mkdir_p(s.layers[i].path, 0700) < 0) {
+			r = isd_error(-errno, "creating %s", s.layers[i].path);
+			break;
+		}
+		{
+			_cleanup_close_ int hfd = open(s.layers[i].path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			int dup = fcntl(bfd, F_DUPFD_CLOEXEC, 3);
+
+			if (hfd < 0 || dup < 0 || !(d = fdopendir(dup))) {
+				if (dup >= 0)
+					close(dup);
+				r = isd_error(-errno, "opening %s", s.layers[i].path);
+				break;
+			}
+			while (r == 0 && (de = readdir(d)))
+				if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+					r = restore_entry(dirfd(d), de->d_name, hfd, 0, &count);
+			closedir(d);
+			if (r < 0)
+				r = isd_error(r, "restoring %s", s.layers[i].path);
+		}
+	}
+	if (r == 0)
+		printf("isd: state restore: %zu entr%s of %s's state put back as they were before session %s\n", count,
+		       count == 1 ? "y" : "ies", s.agent, s.id);
+	store_free(&s);
+	if (r < 0) {
+		isd_error_print("state restore failed");
+		return ISD_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+/* ---- list, discard, gc ---- */
+
+static int list(void)
+{
+	_cleanup_free_ char *root = state_root();
+	_cleanup_strv_ char **ids = store_ids(root);
+
+	printf("%-12s  %-10s  %-16s  %5s  %9s  %s\n", "ID", "AGENT", "STARTED", "HELD", "BACKUP", "STATE");
+	for (size_t i = 0; ids && ids[i]; i++) {
+		struct state_store s;
+		char when[32] = "?", size[32];
+		time_t t;
+		struct tm tm;
+
+		if (store_load(root, ids[i], &s) < 0) {
+			isd_error_clear();
+			store_free(&s);
+			continue;
+		}
+		t = (time_t)(s.started_ns / 1000000000);
+		if (localtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
+		snprintf(size, sizeof(size), "%lluK", (unsigned long long)((s.backup_bytes + 1023) / 1024));
+		printf("%-12s  %-10.10s  %-16s  %5zu  %9s  %s\n", s.id, s.agent, when, store_held(&s), size,
+		       store_lock(&s, false) < 0 ? (isd_error_clear(), "running") : s.merged ? "merged" : "not merged");
+		store_free(&s);
+	}
+	return 0;
+}
+
+static int discard(const char *arg)
+{
+	struct state_store s;
+	int r = find_store(arg, WANT_ANY, &s);
+
+	if (r == 0 && !arg)
+		r = isd_error(-EINVAL, "state discard: name the store (isd state list); it drops the held items and the backups");
+	if (r == 0)
+		r = store_lock(&s, false);
+	if (r == 0)
+		r = store_remove(&s);
+	if (r == 0)
+		printf("isd: state discard: removed %s\n", s.id);
+	store_free(&s);
+	if (r < 0) {
+		isd_error_print("state discard failed");
+		return ISD_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+void isd_agent_state_gc(bool dry_run)
+{
+	_cleanup_free_ char *root = state_root();
+	_cleanup_strv_ char **ids = store_ids(root);
+	struct {
+		char *id;
+		int64_t ns;
+	} *backups = NULL;
+	size_t n_backups = 0;
+
+	for (size_t i = 0; ids && ids[i]; i++) {
+		struct state_store s;
+
+		if (store_load(root, ids[i], &s) < 0 || store_lock(&s, false) < 0) {
+			isd_error_clear();
+			store_free(&s);
+			continue;
+		}
+		if (!s.merged && !dry_run) {
+			size_t held = store_merge(&s, false);
+			fprintf(stderr, "isd: merged the agent state of session %s, whose isd ended before it could (%zu held)\n",
+				s.id, held);
+		}
+		if (!dry_run && s.merged && !s.backup_files && !store_held(&s)) {
+			store_remove(&s);
+		} else if (s.backup_files && !store_held(&s)) {
+			backups = isd_xrealloc(backups, (n_backups + 1) * sizeof(*backups));
+			backups[n_backups].id = isd_xstrdup(s.id);
+			backups[n_backups++].ns = s.started_ns;
+		}
+		store_free(&s);
+	}
+	/* The oldest backups beyond the newest KEEP_BACKUP_STORES go. */
+	for (size_t i = 0; i < n_backups; i++) {
+		size_t newer = 0;
+		for (size_t k = 0; k < n_backups; k++)
+			newer += backups[k].ns > backups[i].ns;
+		if (newer >= KEEP_BACKUP_STORES) {
+			struct state_store s;
+			if (dry_run)
+				printf("isd gc: would remove the agent state backup %s\n", backups[i].id);
+			else if (store_load(root, backups[i].id, &s) == 0 && store_lock(&s, false) == 0)
+				store_remove(&s);
+			isd_error_clear();
+			store_free(&s);
+		}
+		free(backups[i].id);
+	}
+	free(backups);
+}
+
+static int usage(FILE *f, int code)
+{
+	fprintf(f, "Usage: isd state list\n"
+		   "       isd state diff [ID]      what the agent's state holds (code-bearing, not merged)\n"
+		   "       isd state apply [ID]     take it (the same as isd apply --state [ID])\n"
+		   "       isd state restore [ID]   put back what a session's merge deleted or overwrote\n"
+		   "       isd state discard ID     drop a store: its held items and its backups\n");
+	return code;
+}
+
+int isd_agent_state_cmd(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL, *id = argc > 2 ? argv[2] : NULL;
+
+	if (!sub || argc > 3)
+		return usage(stderr, ISD_EXIT_FAILURE);
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h"))
+		return usage(stdout, 0);
+	if (!strcmp(sub, "list") && !id)
+		return list();
+	if (!strcmp(sub, "apply"))
+		return take_all(id);
+	if (!strcmp(sub, "restore"))
+		return restore(id);
+	if (!strcmp(sub, "discard"))
+		return discard(id);
+	if (!strcmp(sub, "diff")) {
+		struct state_store s;
+		int r = find_store(id, id ? WANT_ANY : WANT_HELD, &s);
+		if (r < 0) {
+			isd_error_print("state diff failed");
+			return ISD_EXIT_FAILURE;
+		}
+		isd_agent_state_print_held(s.id, isatty(STDOUT_FILENO));
+		store_free(&s);
+		return 0;
+	}
+	return usage(stderr, ISD_EXIT_FAILURE);
+}

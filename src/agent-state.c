@@ -1,0 +1,874 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The agent's state as copy-on-write layers owned by a store, merged into
+ * the host when the sandbox ends; what is code-bearing stays held (see
+ * include/isd/agent-state.h).  The merge treats everything in the upper
+ * layers as hostile: it goes by descriptors beneath the host's state
+ * directory, never follows a symlink, and writes by rename.
+ */
+#define _GNU_SOURCE
+#include "agent-state-internal.h"
+#include "isd/mount-fs.h"
+#include "isd/mount.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct isd_agent_state_run {
+	struct state_store store;
+	const struct isd_spec *spec;
+	char **upper, **work, **file; /* per spec mount, NULL when not a state mount */
+	size_t n;
+};
+
+char *state_root(void)
+{
+	return isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/agent-state");
+}
+
+/* ---- the spec (parse time) ---- */
+
+static bool exists_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int isd_agent_state_add(struct isd_spec *spec, const char *home, const char *agent, const char *origin)
+{
+	const struct isd_agent_table *t = isd_agents();
+	const struct isd_agent *a;
+	_cleanup_strv_ char **dirs = NULL, **files = NULL;
+
+	if (!agent[0])
+		return 0;
+	if (!t)
+		return -EINVAL; /* the table's error is recorded */
+	a = isd_agent_find(t, agent);
+	if (a) {
+		dirs = isd_strv_copy(a->state_dirs);
+		files = isd_strv_copy(a->state_files);
+	} else {
+		isd_strv_push(&dirs, isd_xasprintf(".%s", agent));
+	}
+	free(spec->agent_state);
+	spec->agent_state = isd_xstrdup(agent);
+	for (int kind = 0; kind < 2; kind++) {
+		char **list = kind == 0 ? dirs : files;
+		for (size_t i = 0; list && list[i]; i++) {
+			_cleanup_free_ char *path = isd_xasprintf("%s/%s", home, list[i]);
+			struct isd_mount *m;
+
+			/* The user's own -v for it wins. */
+			if (isd_spec_find_mount(spec, path) >= 0)
+				continue;
+			m = isd_spec_add_mount(spec);
+			m->type = kind == 0 ? ISD_MOUNT_OVERLAY : ISD_MOUNT_BIND;
+			m->source = isd_xstrdup(path);
+			m->destination = isd_xstrdup(path);
+			m->create = kind == 0 ? ISD_CREATE_DIR : ISD_CREATE_FILE;
+			m->agent_state = true;
+			m->origin = isd_xstrdup(origin);
+		}
+	}
+	/* The agent's own code where it lives in its state: the host's copy,
+	 * read-only, so that it runs and cannot be replaced. */
+	for (size_t i = 0; a && a->exec_dirs && a->exec_dirs[i]; i++) {
+		_cleanup_free_ char *path = isd_xasprintf("%s/%s", home, a->exec_dirs[i]);
+		struct isd_mount *m;
+
+		if (!exists_dir(path) || isd_spec_find_mount(spec, path) >= 0)
+			continue;
+		m = isd_spec_add_mount(spec);
+		m->type = ISD_MOUNT_BIND;
+		m->source = isd_xstrdup(path);
+		m->destination = isd_xstrdup(path);
+		m->readonly = true;
+		m->origin = isd_xasprintf("agent table %s", a->origin);
+	}
+	return 0;
+}
+
+/* ---- the store ---- */
+
+void store_free(struct state_store *s)
+{
+	free(s->id);
+	free(s->dir);
+	free(s->agent);
+	free(s->project);
+	for (size_t i = 0; i < s->n_layers; i++)
+		free(s->layers[i].path);
+	free(s->layers);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
+	memset(s, 0, sizeof(*s));
+	s->lock_fd = s->dir_fd = -1;
+}
+
+int store_save(struct state_store *s)
+{
+	json_object *o = json_object_new_object(), *layers = json_object_new_array();
+	_cleanup_free_ char *tmp = isd_xasprintf("%s/state.json.tmp", s->dir);
+	_cleanup_free_ char *final = isd_xasprintf("%s/state.json", s->dir);
+	int r;
+
+	json_object_object_add(o, "id", json_object_new_string(s->id));
+	json_object_object_add(o, "agent", json_object_new_string(s->agent));
+	json_object_object_add(o, "project", json_object_new_string(s->project ? s->project : ""));
+	json_object_object_add(o, "started_ns", json_object_new_int64(s->started_ns));
+	json_object_object_add(o, "merged", json_object_new_boolean(s->merged));
+	json_object_object_add(o, "backup_bytes", json_object_new_int64((int64_t)s->backup_bytes));
+	json_object_object_add(o, "backup_files", json_object_new_int64((int64_t)s->backup_files));
+	for (size_t i = 0; i < s->n_layers; i++) {
+		json_object *l = json_object_new_object();
+		json_object_object_add(l, "path", json_object_new_string(s->layers[i].path));
+		json_object_object_add(l, "dir", json_object_new_boolean(s->layers[i].dir));
+		json_object_array_add(layers, l);
+	}
+	json_object_object_add(o, "layers", layers);
+	r = isd_write_file_at(AT_FDCWD, tmp, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY), O_CREAT | O_TRUNC, 0600);
+	json_object_put(o);
+	if (r == 0 && rename(tmp, final) < 0)
+		r = -errno;
+	return r < 0 ? isd_error(r, "writing %s", final) : 0;
+}
+
+static bool valid_id(const char *s)
+{
+	return strlen(s) == 12 && strspn(s, "0123456789abcdef") == 12;
+}
+
+int store_load(const char *root, const char *id, struct state_store *s)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	json_object *o, *v, *layers;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->lock_fd = s->dir_fd = -1;
+	if (!valid_id(id))
+		return isd_error(-EINVAL, "agent state %s: not a store id", id);
+	s->dir = isd_xasprintf("%s/%s", root, id);
+	path = isd_xasprintf("%s/state.json", s->dir);
+	r = isd_read_file_at(AT_FDCWD, path, &text, NULL);
+	if (r < 0)
+		return isd_error(r, "reading %s", path);
+	o = json_tokener_parse(text);
+	if (!o || !json_object_object_get_ex(o, "layers", &layers) || !json_object_is_type(layers, json_type_array)) {
+		json_object_put(o);
+		return isd_error(-EINVAL, "%s: not an agent state record", path);
+	}
+	s->id = isd_xstrdup(id);
+	s->agent = isd_xstrdup(json_object_object_get_ex(o, "agent", &v) ? json_object_get_string(v) : "");
+	s->project = isd_xstrdup(json_object_object_get_ex(o, "project", &v) ? json_object_get_string(v) : "");
+	s->started_ns = json_object_object_get_ex(o, "started_ns", &v) ? json_object_get_int64(v) : 0;
+	s->merged = json_object_object_get_ex(o, "merged", &v) && json_object_get_boolean(v);
+	s->backup_bytes = json_object_object_get_ex(o, "backup_bytes", &v) ? (uint64_t)json_object_get_int64(v) : 0;
+	s->backup_files = json_object_object_get_ex(o, "backup_files", &v) ? (uint64_t)json_object_get_int64(v) : 0;
+	s->n_layers = json_object_array_length(layers);
+	s->layers = isd_xcalloc(s->n_layers ? s->n_layers : 1, sizeof(*s->layers));
+	for (size_t i = 0; i < s->n_layers; i++) {
+		json_object *l = json_object_array_get_idx(layers, i);
+		s->layers[i].path = isd_xstrdup(json_object_object_get_ex(l, "path", &v) ? json_object_get_string(v) : "");
+		s->layers[i].dir = json_object_object_get_ex(l, "dir", &v) && json_object_get_boolean(v);
+		if (s->layers[i].path[0] != '/') {
+			json_object_put(o);
+			return isd_error(-EINVAL, "%s: layer %zu has no absolute path", path, i);
+		}
+	}
+	json_object_put(o);
+	s->dir_fd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dir_fd < 0)
+		return isd_error(-errno, "opening %s", s->dir);
+	return 0;
+}
+
+/* LOCK_EX: the sandbox that uses it, or a command working on it. */
+int store_lock(struct state_store *s, bool wait)
+{
+	_cleanup_free_ char *path = isd_xasprintf("%s/lock", s->dir);
+
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (s->lock_fd < 0)
+		return isd_error(-errno, "opening %s", path);
+	if (flock(s->lock_fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+		int r = -errno;
+		close(s->lock_fd);
+		s->lock_fd = -1;
+		return r == -EWOULDBLOCK ? isd_error(-EBUSY, "agent state %s is in use by a running sandbox", s->id)
+					 : isd_error(r, "locking %s", path);
+	}
+	return 0;
+}
+
+int store_remove(struct state_store *s)
+{
+	_cleanup_close_ int root = -1;
+	_cleanup_free_ char *rootp = state_root();
+
+	root = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	return isd_remove_tree_at(root, s->id);
+}
+
+char **store_ids(const char *root)
+{
+	DIR *d = opendir(root);
+	char **ids = NULL;
+	struct dirent *de;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)))
+		if (valid_id(de->d_name))
+			isd_strv_push(&ids, isd_xstrdup(de->d_name));
+	closedir(d);
+	for (size_t i = 0; ids && ids[i]; i++) /* oldest first: ids are random, sort by name only for stability */
+		for (size_t k = i + 1; ids[k]; k++)
+			if (strcmp(ids[k], ids[i]) < 0) {
+				char *t = ids[i];
+				ids[i] = ids[k];
+				ids[k] = t;
+			}
+	return ids;
+}
+
+char *layer_home_rel(const struct state_store *s, size_t i, const char *rel)
+{
+	const char *home = getenv("HOME");
+	const char *p = s->layers[i].path;
+	size_t n = home ? strlen(home) : 0;
+
+	if (n && !strncmp(p, home, n) && p[n] == '/')
+		p += n + 1;
+	else if (p[0] == '/')
+		p++;
+	return rel && rel[0] ? isd_xasprintf("%s/%s", p, rel) : isd_xstrdup(p);
+}
+
+const struct isd_agent *store_agent(const struct state_store *s)
+{
+	return isd_agent_find(isd_agents(), s->agent);
+}
+
+/* ---- descriptors and copies ---- */
+
+int open_parent_beneath(int root, const char *rel, const char **name)
+{
+	const char *slash = strrchr(rel, '/');
+	_cleanup_free_ char *dir = NULL;
+	int fd;
+
+	*name = slash ? slash + 1 : rel;
+	if (!slash)
+		return fcntl(root, F_DUPFD_CLOEXEC, 3) < 0 ? -errno : fcntl(root, F_DUPFD_CLOEXEC, 3);
+	dir = strndup(rel, (size_t)(slash - rel));
+	fd = isd_openat2(root, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	return fd < 0 ? -errno : fd;
+}
+
+int host_file_parent(const char *path, char **name)
+{
+	_cleanup_free_ char *real = realpath(path, NULL);
+	const char *p = real ? real : path;
+	const char *slash = strrchr(p, '/');
+	_cleanup_free_ char *dir = strndup(p, (size_t)(slash - p));
+	int fd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	*name = isd_xstrdup(slash + 1);
+	return fd < 0 ? -errno : fd;
+}
+
+static char *temp_name(const char *name)
+{
+	uint32_t rnd = 0;
+	(void)!getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK);
+	return isd_xasprintf(".%.40s.isd-%08x", name, rnd);
+}
+
+int copy_file_into(int src_dfd, const char *src_name, int dst_dfd, const char *dst_name, mode_t mode)
+{
+	_cleanup_close_ int in = openat(src_dfd, src_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_close_ int out = -1;
+	char buf[65536];
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	out = openat(dst_dfd, dst_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0777);
+	if (out < 0)
+		return -errno;
+	/* A reflink where the file system has them costs nothing. */
+	if (ioctl(out, FICLONE, in) == 0)
+		return 0;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (isd_write_all(out, buf, (size_t)n) < 0)
+			return -errno;
+	return n < 0 ? -errno : 0;
+}
+
+int replace_file_text(int dfd, const char *name, const char *text, mode_t mode)
+{
+	_cleanup_free_ char *tmp = temp_name(name);
+	int r = isd_write_file_at(dfd, tmp, text, O_CREAT | O_EXCL | O_NOFOLLOW, mode & 0777);
+
+	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+static int mkdir_p_at(int root, const char *rel, int *out)
+{
+	int fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
+	_cleanup_free_ char *copy = isd_xstrdup(rel);
+	char *save = NULL;
+
+	if (fd < 0)
+		return -errno;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int next;
+		if (mkdirat(fd, c, 0700) < 0 && errno != EEXIST) {
+			close(fd);
+			return -errno;
+		}
+		next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -errno;
+		fd = next;
+	}
+	*out = fd;
+	return 0;
+}
+
+static void tree_usage(int dfd, const char *name, uint64_t *bytes, uint64_t *files, unsigned depth)
+{
+	struct stat st;
+	int fd;
+	DIR *d;
+	struct dirent *de;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	(*files)++;
+	if (!S_ISDIR(st.st_mode)) {
+		*bytes += (uint64_t)st.st_size;
+		return;
+	}
+	if (depth > 64 || (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			tree_usage(dirfd(d), de->d_name, bytes, files, depth + 1);
+	closedir(d);
+}
+
+/* A copy of the tree at (sdfd, name) as (ddfd, name): files, symlinks and
+ * directories (anything else is skipped: the host's state has none). */
+static int copy_tree(int sdfd, const char *name, int ddfd, unsigned depth)
+{
+	struct stat st;
+	int r = 0;
+
+	if (fstatat(sdfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode))
+		return copy_file_into(sdfd, name, ddfd, name, st.st_mode);
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(sdfd, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		return symlinkat(target, ddfd, name) < 0 ? -errno : 0;
+	}
+	if (!S_ISDIR(st.st_mode) || depth > 64)
+		return 0;
+	if (mkdirat(ddfd, name, 0700) < 0)
+		return -errno;
+	{
+		int sfd = openat(sdfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int dfd = openat(ddfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d;
+		struct dirent *de;
+
+		if (sfd < 0 || dfd < 0) {
+			if (sfd >= 0)
+				close(sfd);
+			return -errno;
+		}
+		d = fdopendir(sfd);
+		if (!d) {
+			close(sfd);
+			return -errno;
+		}
+		while (r == 0 && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				r = copy_tree(dirfd(d), de->d_name, dfd, depth + 1);
+		closedir(d);
+		fchmodat(ddfd, name, st.st_mode & 07777, 0);
+	}
+	return r;
+}
+
+int backup_entry(struct state_store *s, size_t i, int host_fd, const char *rel)
+{
+	_cleanup_close_ int hp = -1, bp = -1;
+	_cleanup_free_ char *bdir = NULL, *parent = NULL, *hname = NULL;
+	const char *name, *slash;
+	uint64_t bytes = 0, files = 0;
+	struct stat st;
+	int r;
+
+	if (s->layers[i].dir) {
+		hp = open_parent_beneath(host_fd, rel, &name);
+	} else {
+		hp = host_file_parent(s->layers[i].path, &hname);
+		name = hname;
+	}
+	if (hp < 0 || fstatat(hp, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* nothing there to lose */
+	tree_usage(hp, name, &bytes, &files, 0);
+	if (s->backup_bytes + bytes > ISD_STATE_BACKUP_MAX_BYTES || s->backup_files + files > ISD_STATE_BACKUP_MAX_FILES)
+		return -ENOSPC;
+	slash = s->layers[i].dir ? strrchr(rel, '/') : NULL;
+	parent = slash ? strndup(rel, (size_t)(slash - rel)) : isd_xstrdup("");
+	bdir = isd_xasprintf("backup/%zu%s%s", i, parent[0] ? "/" : "", parent);
+	r = mkdir_p_at(s->dir_fd, bdir, &bp);
+	if (r < 0)
+		return isd_error(r, "creating %s/%s", s->dir, bdir);
+	if (faccessat(bp, s->layers[i].dir ? name : "file", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0; /* the oldest copy is the host's state before isd */
+	if (s->layers[i].dir)
+		r = copy_tree(hp, name, bp, 0);
+	else
+		r = copy_file_into(hp, name, bp, "file", st.st_mode);
+	if (r < 0)
+		return isd_error(r, "backing up %s/%s into %s", s->layers[i].path, rel, s->dir);
+	s->backup_bytes += bytes;
+	s->backup_files += files;
+	return 0;
+}
+
+/* ---- items: what a layer holds, classified ---- */
+
+void state_items_free(struct state_items *it)
+{
+	for (size_t i = 0; i < it->n; i++) {
+		free(it->v[i].change.path);
+		isd_guard_result_free(&it->v[i].guard);
+	}
+	free(it->v);
+	it->v = NULL;
+	it->n = 0;
+}
+
+static bool same_file_content(int a_dfd, const char *a, int b_dfd, const char *b)
+{
+	_cleanup_free_ char *x = NULL, *y = NULL;
+	size_t xn = 0, yn = 0;
+	_cleanup_close_ int fa = openat(a_dfd, a, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_close_ int fb = openat(b_dfd, b, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+	if (fa < 0 || fb < 0 || isd_read_fd(fa, &x, &xn) < 0 || isd_read_fd(fb, &y, &yn) < 0)
+		return false;
+	return xn == yn && !memcmp(x, y, xn);
+}
+
+static int file_layer_items(struct state_store *s, size_t i, const struct isd_agent *a, struct state_items *out)
+{
+	_cleanup_free_ char *hname = NULL, *rel = layer_home_rel(s, i, NULL);
+	_cleanup_close_ int hp = host_file_parent(s->layers[i].path, &hname);
+	_cleanup_close_ int lfd = -1;
+	_cleanup_free_ char *ldir = isd_xasprintf("%zu", i);
+	struct stat hst, nst;
+	bool have_host;
+	struct state_item *it;
+
+	lfd = openat(s->dir_fd, ldir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lfd < 0 || fstatat(lfd, "file", &nst, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* nothing held */
+	have_host = hp >= 0 && fstatat(hp, hname, &hst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (have_host && S_ISREG(hst.st_mode) && (hst.st_mode & 07777) == (nst.st_mode & 07777) &&
+	    same_file_content(hp, hname, lfd, "file"))
+		return 0;
+	out->v = isd_xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+	it = &out->v[out->n++];
+	memset(it, 0, sizeof(*it));
+	it->change.path = isd_xstrdup("");
+	it->change.status = have_host ? ISD_CHANGE_MODIFIED : ISD_CHANGE_ADDED;
+	it->change.old_mode = have_host ? hst.st_mode : 0;
+	it->change.new_mode = nst.st_mode;
+	it->change.content = true;
+	return isd_guard_classify(a, rel, hp, hname, lfd, "file", it->change.old_mode, nst.st_mode, &it->guard);
+}
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && path[n] == '/';
+}
+
+int layer_items(struct state_store *s, size_t i, struct state_items *out)
+{
+	const struct isd_agent *a = store_agent(s);
+	_cleanup_close_ int host_fd = -1, upper_fd = -1;
+	_cleanup_free_ char *up = isd_xasprintf("%zu/upper", i);
+	struct isd_changes all = {0};
+	const char *held_dir = NULL;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->layers[i].dir)
+		return file_layer_items(s, i, a, out);
+	upper_fd = openat(s->dir_fd, up, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (upper_fd < 0)
+		return 0;
+	host_fd = open(s->layers[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (host_fd < 0) {
+		if (errno != ENOENT)
+			return isd_error(-errno, "opening %s", s->layers[i].path);
+		/* The host lost it: everything is new. */
+		if (isd_mkdir_p(s->layers[i].path, 0700) < 0 ||
+		    (host_fd = open(s->layers[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return isd_error(-errno, "creating %s", s->layers[i].path);
+	}
+	r = isd_changes_collect(host_fd, upper_fd, &all);
+	if (r < 0)
+		return r;
+	out->v = isd_xcalloc(all.n ? all.n : 1, sizeof(*out->v));
+	for (size_t k = 0; k < all.n && r == 0; k++) {
+		struct isd_change *e = &all.v[k];
+		struct state_item *it = &out->v[out->n++];
+		_cleanup_free_ char *rel = layer_home_rel(s, i, e->path);
+		_cleanup_close_ int hp = -1, np = -1;
+		const char *hname, *nname;
+
+		it->change = *e;
+		e->path = NULL;
+		/* Below a held directory: part of it. */
+		if (held_dir && under(it->change.path, held_dir)) {
+			it->guard.hold = ISD_HOLD_WHOLE;
+			continue;
+		}
+		hp = open_parent_beneath(host_fd, it->change.path, &hname);
+		np = open_parent_beneath(upper_fd, it->change.path, &nname);
+		r = isd_guard_classify(a, rel, hp, hname, np, nname, it->change.old_mode,
+				       it->change.status == ISD_CHANGE_DELETED ? 0 : it->change.new_mode, &it->guard);
+		if (it->guard.hold == ISD_HOLD_WHOLE && S_ISDIR(it->change.new_mode))
+			held_dir = it->change.path;
+	}
+	isd_changes_free(&all);
+	return r;
+}
+
+/* ---- the merge ---- */
+
+static int unlink_upper(int upper_fd, const char *rel)
+{
+	const char *name;
+	_cleanup_close_ int p = open_parent_beneath(upper_fd, rel, &name);
+
+	if (p < 0)
+		return p;
+	return unlinkat(p, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+static int write_merged(struct state_store *s, size_t i, int host_fd, const struct state_item *it)
+{
+	_cleanup_close_ int hp = -1;
+	_cleanup_free_ char *hname = NULL;
+	const char *name;
+	struct stat st;
+	int r = backup_entry(s, i, host_fd, s->layers[i].dir ? it->change.path : "");
+
+	if (r < 0)
+		return r;
+	if (s->layers[i].dir) {
+		hp = open_parent_beneath(host_fd, it->change.path, &name);
+	} else {
+		hp = host_file_parent(s->layers[i].path, &hname);
+		name = hname;
+	}
+	if (hp < 0)
+		return hp;
+	r = replace_file_text(hp, name, it->guard.merged, fstatat(hp, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mode : 0600);
+	return r < 0 ? isd_error(r, "writing %s/%s", s->layers[i].path, it->change.path) : 0;
+}
+
+static size_t merge_layer(struct state_store *s, size_t i, size_t *merged)
+{
+	struct state_items items;
+	struct isd_changes apply = {0};
+	_cleanup_close_ int host_fd = -1, upper_fd = -1;
+	_cleanup_free_ char *up = isd_xasprintf("%zu/upper", i);
+	size_t held = 0, applied = 0, refused = 0;
+	int r;
+
+	r = layer_items(s, i, &items);
+	if (r < 0) {
+		isd_error_print("merging the agent's state");
+		return 0;
+	}
+	host_fd = s->layers[i].dir ? open(s->layers[i].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (!s->layers[i].dir) {
+		_cleanup_free_ char *hname = NULL;
+		host_fd = host_file_parent(s->layers[i].path, &hname);
+	}
+	upper_fd = s->layers[i].dir ? openat(s->dir_fd, up, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	for (size_t k = 0; k < items.n; k++) {
+		struct state_item *it = &items.v[k];
+		/* Entries of a held directory go with it. */
+		bool top_of_held = it->guard.why != NULL;
+
+		switch (it->guard.hold) {
+		case ISD_HOLD_TRANSIENT:
+			if (s->layers[i].dir)
+				unlink_upper(upper_fd, it->change.path);
+			break;
+		case ISD_HOLD_WHOLE:
+			held += top_of_held;
+			break;
+		case ISD_HOLD_KEYS:
+			if (write_merged(s, i, host_fd, it) < 0)
+				isd_error_print("merging the agent's state");
+			held++;
+			break;
+		case ISD_HOLD_NONE:
+			if (it->change.old_mode && it->change.status != ISD_CHANGE_ADDED &&
+			    (r = backup_entry(s, i, host_fd, s->layers[i].dir ? it->change.path : "")) < 0) {
+				/* Without a way back it waits for isd apply --state. */
+				if (r != -ENOSPC)
+					isd_error_print("backing up the agent's state");
+				held++;
+				break;
+			}
+			if (!s->layers[i].dir) {
+				_cleanup_free_ char *hname = NULL, *ldir = isd_xasprintf("%zu", i);
+				_cleanup_close_ int hp = host_file_parent(s->layers[i].path, &hname);
+				_cleanup_close_ int lfd = openat(s->dir_fd, ldir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+				_cleanup_free_ char *tmp = isd_xasprintf(".%s.isd-merge", hname);
+				unlinkat(hp, tmp, 0);
+				if (hp < 0 || lfd < 0 || copy_file_into(lfd, "file", hp, tmp, it->change.new_mode) < 0 ||
+				    renameat(hp, tmp, hp, hname) < 0) {
+					isd_warn("merging %s from the sandbox failed: %s", s->layers[i].path, strerror(errno));
+					held++;
+				} else {
+					(*merged)++;
+				}
+				break;
+			}
+			apply.v = isd_xrealloc(apply.v, (apply.n + 1) * sizeof(*apply.v));
+			apply.v[apply.n] = it->change;
+			apply.v[apply.n++].path = isd_xstrdup(it->change.path);
+			break;
+		}
+	}
+	if (apply.n) {
+		r = isd_changes_apply(host_fd, upper_fd, &apply, 0, true, &applied, &refused);
+		if (r < 0)
+			isd_error_print("merging the agent's state");
+		*merged += applied;
+		held += refused;
+	} else if (upper_fd >= 0) {
+		(void)isd_changes_prune(host_fd, upper_fd);
+	}
+	isd_changes_free(&apply);
+	state_items_free(&items);
+	return held;
+}
+
+size_t store_merge(struct state_store *s, bool quiet)
+{
+	size_t held = 0, merged = 0;
+
+	for (size_t i = 0; i < s->n_layers; i++)
+		held += merge_layer(s, i, &merged);
+	s->merged = true;
+	(void)store_save(s);
+	if (!quiet && held)
+		fprintf(stderr, "isd: the agent's state: %zu code-bearing change%s held (isd diff shows %s; "
+				"isd apply --state %s takes %s)\n",
+			held, held == 1 ? "" : "s", held == 1 ? "it" : "them", s->id, held == 1 ? "it" : "them");
+	return held;
+}
+
+/* ---- the run ---- */
+
+static void new_id(char id[13])
+{
+	uint8_t b[6] = {0};
+	(void)!getrandom(b, sizeof(b), 0);
+	for (int i = 0; i < 6; i++)
+		sprintf(id + 2 * i, "%02x", b[i]);
+}
+
+static void run_free(struct isd_agent_state_run *run)
+{
+	for (size_t i = 0; i < run->n; i++) {
+		free(run->upper[i]);
+		free(run->work[i]);
+		free(run->file[i]);
+	}
+	free(run->upper);
+	free(run->work);
+	free(run->file);
+	store_free(&run->store);
+	free(run);
+}
+
+int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct isd_mount_extras *extras,
+			  struct isd_agent_state_run **out)
+{
+	struct isd_agent_state_run *run;
+	struct state_store *s;
+	_cleanup_free_ char *root = NULL;
+	char fresh[13];
+	struct timespec ts;
+	int r;
+
+	*out = NULL;
+	if (!spec->agent_state)
+		return 0;
+	isd_agent_state_gc(false);
+	root = state_root();
+	r = isd_mkdir_p(root, 0700);
+	if (r < 0)
+		return isd_error(r, "creating %s", root);
+	if (!id) {
+		new_id(fresh);
+		id = fresh;
+	}
+	run = isd_xcalloc(1, sizeof(*run));
+	s = &run->store;
+	s->lock_fd = s->dir_fd = -1;
+	run->spec = spec;
+	run->n = spec->n_mounts;
+	run->upper = isd_xcalloc(run->n, sizeof(char *));
+	run->work = isd_xcalloc(run->n, sizeof(char *));
+	run->file = isd_xcalloc(run->n, sizeof(char *));
+	s->id = isd_xstrdup(id);
+	s->dir = isd_xasprintf("%s/%s", root, id);
+	s->agent = isd_xstrdup(spec->agent_state);
+	s->project = isd_xstrdup(spec->workspace.path ? spec->workspace.path : spec->workdir ? spec->workdir : "");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->started_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (mkdir(s->dir, 0700) < 0) {
+		r = isd_error(-errno, "creating the agent state store %s", s->dir);
+		goto fail;
+	}
+	s->dir_fd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dir_fd < 0 || (r = store_lock(s, false)) < 0) {
+		r = s->dir_fd < 0 ? isd_error(-errno, "opening %s", s->dir) : r;
+		goto fail;
+	}
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		size_t n = s->n_layers;
+		_cleanup_free_ char *ldir = isd_xasprintf("%s/%zu", s->dir, n);
+
+		if (!m->agent_state)
+			continue;
+		s->layers = isd_xrealloc(s->layers, (n + 1) * sizeof(*s->layers));
+		s->layers[n].path = isd_xstrdup(m->source);
+		s->layers[n].dir = m->type == ISD_MOUNT_OVERLAY;
+		s->n_layers++;
+		if (mkdir(ldir, 0700) < 0) {
+			r = isd_error(-errno, "creating %s", ldir);
+			goto fail;
+		}
+		if (s->layers[n].dir) {
+			run->upper[i] = isd_xasprintf("%s/upper", ldir);
+			run->work[i] = isd_xasprintf("%s/work", ldir);
+			if (mkdir(run->upper[i], 0700) < 0 || mkdir(run->work[i], 0700) < 0) {
+				r = isd_error(-errno, "creating %s", run->upper[i]);
+				goto fail;
+			}
+		} else {
+			_cleanup_free_ char *hname = NULL;
+			_cleanup_close_ int hp = host_file_parent(m->source, &hname), lfd = open(ldir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			struct stat st;
+
+			run->file[i] = isd_xasprintf("%s/file", ldir);
+			if (hp < 0 || lfd < 0 || fstatat(hp, hname, &st, 0) < 0 || !S_ISREG(st.st_mode) ||
+			    (r = copy_file_into(hp, hname, lfd, "file", st.st_mode)) < 0) {
+				r = isd_error(r < 0 ? r : -EINVAL, "copying the agent's state file %s (a regular file)", m->source);
+				goto fail;
+			}
+		}
+	}
+	r = store_save(s);
+	if (r < 0)
+		goto fail;
+	extras->state_upper = (const char *const *)run->upper;
+	extras->state_work = (const char *const *)run->work;
+	extras->state_file = (const char *const *)run->file;
+	*out = run;
+	return 0;
+fail:
+	if (s->dir_fd >= 0)
+		store_remove(s);
+	run_free(run);
+	return r;
+}
+
+size_t isd_agent_state_end(struct isd_agent_state_run *run)
+{
+	size_t held;
+
+	if (!run)
+		return 0;
+	held = store_merge(&run->store, false);
+	if (!held && !run->store.backup_files)
+		store_remove(&run->store);
+	run_free(run);
+	return held;
+}
+
+int isd_agent_state_new_overlay(const char *lower, const char *upper, const char *work)
+{
+	const char *opts[] = {"lowerdir", lower, "upperdir", upper, "workdir", work, "userxattr", NULL, NULL};
+	int fd = isd_mount_new_fs("overlay", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+				  "the agent's state");
+
+	if (fd < 0)
+		isd_error_hint("the agent's state is a copy-on-write layer: it needs overlayfs in a user namespace "
+			       "(Linux 5.11 or newer); -v %s:%s binds it plainly, without the guard", lower, lower);
+	return fd;
+}
+
+int isd_agent_state_clone(const struct isd_mount *m, size_t i, const struct isd_mount_extras *x)
+{
+	if (m->type == ISD_MOUNT_OVERLAY) {
+		if (!x->state_upper || !x->state_upper[i])
+			return isd_error(-EINVAL, "mounting the agent's state %s: no store", m->source);
+		return isd_agent_state_new_overlay(m->source, x->state_upper[i], x->state_work[i]);
+	}
+	if (!x->state_file || !x->state_file[i])
+		return isd_error(-EINVAL, "mounting the agent's state %s: no store", m->source);
+	return isd_mount_clone_tree(AT_FDCWD, x->state_file[i], MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+				    m->source);
+}
