@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "isd/agent-guard.h"
 #include "isd/util.h"
+#include "isd/visible.h"
 
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -28,28 +29,10 @@ void isd_guard_result_free(struct isd_guard_result *g)
 
 char *isd_guard_visible(const char *s, size_t max)
 {
-	size_t n = strlen(s), cap = (n < max ? n : max) * 4 + 8, len = 0;
-	char *out = isd_xmalloc(cap);
+	size_t n = strlen(s);
+	_cleanup_free_ char *vis = isd_visible(s, n < max ? n : max, false);
 
-	for (size_t i = 0; i < n && len + 8 < cap; i++) {
-		unsigned char c = (unsigned char)s[i];
-		/* C1 controls are U+0080..U+009F, 0xc2 0x80..0x9f in UTF-8;
-		 * some terminals take them as escape sequences too. */
-		if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0x9f) {
-			len += (size_t)sprintf(out + len, "\\xc2\\x%02x", (unsigned char)s[++i]);
-		} else if (c < 0x20 || c == 0x7f) {
-			len += (size_t)sprintf(out + len, "\\x%02x", c);
-		} else {
-			out[len++] = (char)c;
-		}
-		if (i + 1 >= max && i + 1 < n) {
-			memcpy(out + len, "...", 3);
-			len += 3;
-			break;
-		}
-	}
-	out[len] = '\0';
-	return out;
+	return n <= max ? isd_steal_ptr(vis) : isd_xasprintf("%s...", vis);
 }
 
 static int read_small(int dfd, const char *name, char **text)

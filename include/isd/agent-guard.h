@@ -49,7 +49,7 @@ int isd_guard_classify(const struct isd_agent *a, const char *home_rel, int host
  * the new text adds or changes taken from it. */
 int isd_guard_take_keys(const char *host_text, const char *new_text, char *const *patterns, char **out);
 
-/* s with control bytes (C0, DEL, C1) shown as \xNN, cut at max bytes. */
+/* s made visible (isd/visible.h), cut at max bytes. */
 char *isd_guard_visible(const char *s, size_t max);
 
 #endif
