@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #endif
 #include "isd/cgroup.h"
+#include "isd/session.h"
 
 #include "isd/util.h"
 
@@ -724,17 +725,24 @@ int isd_cgroup_gc_main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("Usage: isd gc [--dry-run]\n"
 			       "Remove the cgroups of isd runs that ended without cleaning up (isd-<pid>-*\n"
-			       "next to and below isd's own cgroup, whose owner pid is gone).\n");
+			       "next to and below isd's own cgroup, whose owner pid is gone), and sessions\n"
+			       "whose removal was interrupted (.removing-ID in the session store).\n");
 			return 0;
 		} else {
 			fprintf(stderr, "isd: gc: unknown argument '%s' (see isd gc --help)\n", argv[i]);
 			return ISD_EXIT_FAILURE;
 		}
 	}
+	{
+		size_t removed;
+		/* Sessions whose removal was interrupted (src/session-gc.c). */
+		if (isd_session_gc(dry_run, &removed) < 0)
+			failures++;
+	}
 	host_discover(&h);
 	if (!h.mountpoint) {
 		host_free(&h);
-		return 0; /* no cgroup v2: isd never creates anything */
+		return failures ? ISD_EXIT_FAILURE : 0; /* no cgroup v2: isd never creates anything */
 	}
 	failures += isd_cgroup_gc_dir(h.own, dry_run, true, true);
 	slash = strrchr(h.own, '/');

@@ -632,33 +632,99 @@ int isd_changes_prune(int project_fd, int upper_fd)
 
 /* ------------------------------------------------------------------ */
 
+/* The first entry of the directory fd, or NULL when it is empty. */
+static char *first_entry(int fd)
+{
+	int it = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	char *name = NULL;
+	DIR *d;
+
+	if (it < 0 || !(d = fdopendir(it))) {
+		if (it >= 0)
+			close(it);
+		return NULL;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			name = isd_xstrdup(de->d_name);
+			break;
+		}
+	closedir(d);
+	return name;
+}
+
+static int open_removable(int dfd, const char *name)
+{
+	int fd = open_dir_at(dfd, name);
+	struct stat st;
+
+	/* The kernel's mode 000 work/work, or what the sandbox made so. */
+	if (fd < 0 && errno == EACCES && fchmodat(dfd, name, 0700, 0) == 0)
+		fd = open_dir_at(dfd, name);
+	if (fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 0700) != 0700)
+		(void)fchmod(fd, st.st_mode | 0700);
+	return fd;
+}
+
+/* rm -rf with one descriptor at a time, however deep the tree: down into
+ * the first subdirectory, back up through ".." once it is empty (the
+ * names on the way are kept, not descriptors). */
 static int remove_tree(int dfd, const char *name, const char *path)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_strv_ char **names = NULL;
-	struct stat st;
-	int r;
+	_cleanup_strv_ char **stack = NULL;
+	size_t depth = 0;
+	int fd;
 
 	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
 		return 0;
 	if (errno != EISDIR && errno != EPERM)
 		return isd_error(-errno, "removing %s", path);
-	fd = open_dir_at(dfd, name);
-	if (fd < 0 && errno == EACCES && fchmodat(dfd, name, 0700, 0) == 0)
-		fd = open_dir_at(dfd, name);
+	fd = open_removable(dfd, name);
 	if (fd < 0)
 		return isd_error(-errno, "removing %s", path);
-	if (fstat(fd, &st) == 0 && (st.st_mode & 0700) != 0700)
-		(void)fchmod(fd, st.st_mode | 0700);
-	r = list_names(fd, &names, NULL);
-	if (r < 0)
-		return isd_error(r, "removing %s", path);
-	for (size_t i = 0; names && names[i]; i++) {
-		_cleanup_free_ char *sub = join(path, names[i]);
+	for (;;) {
+		char *entry = first_entry(fd);
 
-		r = remove_tree(fd, names[i], sub);
-		if (r < 0)
-			return r;
+		if (entry) {
+			int child;
+
+			if (unlinkat(fd, entry, 0) == 0 || errno == ENOENT) {
+				free(entry);
+				continue;
+			}
+			if ((errno != EISDIR && errno != EPERM) || (child = open_removable(fd, entry)) < 0) {
+				int r = -errno;
+				free(entry);
+				close(fd);
+				return isd_error(r, "removing %s (%zu levels down)", path, depth + 1);
+			}
+			close(fd);
+			fd = child;
+			isd_strv_push(&stack, entry);
+			depth++;
+			continue;
+		}
+		if (depth == 0) {
+			close(fd);
+			break;
+		}
+		{
+			int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+			close(fd);
+			if (parent < 0)
+				return isd_error(-errno, "removing %s", path);
+			fd = parent;
+			depth--;
+			if (unlinkat(fd, stack[depth], AT_REMOVEDIR) < 0 && errno != ENOENT) {
+				int r = -errno;
+				close(fd);
+				return isd_error(r, "removing %s (%zu levels down)", path, depth + 1);
+			}
+			free(stack[depth]);
+			stack[depth] = NULL;
+		}
 	}
 	if (unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return isd_error(-errno, "removing %s", path);

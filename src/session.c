@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -25,6 +26,21 @@
 char *isd_session_root(void)
 {
 	return isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/sessions");
+}
+
+/* The walks over a session hold two directories open per level (the
+ * upper layer's and the project's): the soft limit (often 1024) would stop
+ * them in a tree 500 levels deep, the hard one (often 2^19 or more) does
+ * not in any tree a project holds.  Beyond it, the walk fails with the
+ * path it was at. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static bool valid_id_prefix(const char *s)
@@ -260,6 +276,7 @@ int isd_session_open(const char *id, bool lock, struct isd_session *out)
 	int r;
 
 	session_init(out);
+	raise_fd_limit();
 	if (!valid_id_prefix(id))
 		return isd_error(0, "'%s' is not a session id (12 hex digits, or a prefix of one)", id);
 	root = isd_session_root();
@@ -298,23 +315,48 @@ static bool contains(const char *project, const char *dir)
 	return !strcmp(project, "/") || (!strncmp(dir, project, n) && (dir[n] == '/' || dir[n] == '\0'));
 }
 
+static void local_time(int64_t ns, char *buf, size_t size);
+
+/* After a crash there may be several sessions of a project, the newest
+ * one empty: the newest session with changes is the one meant, and isd
+ * says which it took (on stderr, so that a diff stays a diff). */
 int isd_session_find_latest(const char *dir, bool lock, struct isd_session *out)
 {
-	_cleanup_free_ char *root = NULL, *best = NULL;
+	_cleanup_free_ char *root = NULL, *best = NULL, *newest = NULL;
 	_cleanup_strv_ char **ids = NULL;
-	int64_t best_ns = INT64_MIN;
+	int64_t best_ns = INT64_MIN, newest_ns = INT64_MIN;
+	size_t best_count = 0, others = 0;
+	bool best_changed = false;
+	char when[32];
 	int r;
 
 	session_init(out);
+	raise_fd_limit();
 	root = isd_session_root();
 	ids = list_ids(root);
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct isd_session s;
+		size_t count = 0;
+		bool changed;
 
 		if (load(root, ids[i], &s) < 0)
 			continue;
-		if (contains(s.project, dir) && s.started_ns >= best_ns) {
+		if (!contains(s.project, dir)) {
+			isd_session_free(&s);
+			continue;
+		}
+		others++;
+		/* A session that cannot be counted may hold anything. */
+		changed = isd_session_count_changes(&s, &count) < 0 || count > 0;
+		if (s.started_ns >= newest_ns) {
+			newest_ns = s.started_ns;
+			free(newest);
+			newest = isd_xstrdup(s.id);
+		}
+		if ((changed && !best_changed) || (changed == best_changed && s.started_ns >= best_ns)) {
 			best_ns = s.started_ns;
+			best_changed = changed;
+			best_count = count;
 			free(best);
 			best = isd_xstrdup(s.id);
 		}
@@ -325,6 +367,14 @@ int isd_session_find_latest(const char *dir, bool lock, struct isd_session *out)
 		return isd_error(-ENOENT, "no session for %s (isd session list shows them all; give an ID)", dir);
 	if ((r = load(root, best, out)) < 0)
 		return r;
+	local_time(out->started_ns, when, sizeof(when));
+	fprintf(stderr, "isd: session %s of %s (started %s, %zu change%s)", out->id, out->project, when, best_count,
+		best_count == 1 ? "" : "s");
+	if (strcmp(best, newest))
+		fprintf(stderr, "; the newer session %s has no changes", newest);
+	if (others > 1)
+		fprintf(stderr, "; %zu other session%s of this project: isd session list", others - 1, others == 2 ? "" : "s");
+	fputc('\n', stderr);
 	if (lock && (r = take_lock(out)) < 0) {
 		isd_session_free(out);
 		return r;
@@ -377,6 +427,7 @@ int isd_session_count_changes(const struct isd_session *s, size_t *count)
 	struct isd_changes c;
 	int r;
 
+	raise_fd_limit();
 	if (pfd < 0)
 		return isd_error(-errno, "opening the project %s of session %s", s->project, s->id);
 	if (ufd < 0)
@@ -559,16 +610,26 @@ int isd_session_cmd_session(int argc, char **argv)
 
 	if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help"))) {
 		fputs("Usage: isd session list [--json]\n"
+		      "       isd session prune [--dry-run]\n"
 		      "\n"
 		      "Copy-on-write workspace sessions (isd exec --workspace DIR:cow): id, start,\n"
 		      "running or stopped, changes not applied yet, size of the upper layer, project.\n"
+		      "prune removes every stopped session without changes, and half-removed ones.\n"
 		      "See also: isd diff, isd apply, isd discard.\n",
 		      stdout);
 		return 0;
 	}
+	if (sub && !strcmp(sub, "prune") && (argc == 2 || (argc == 3 && (!strcmp(argv[2], "--dry-run") || !strcmp(argv[2], "-n"))))) {
+		r = isd_session_prune(argc == 3);
+		if (r < 0) {
+			isd_error_print("session prune failed");
+			return ISD_EXIT_FAILURE;
+		}
+		return 0;
+	}
 	if (!sub || (strcmp(sub, "list") && strcmp(sub, "ls")) || argc > 3 ||
 	    (argc == 3 && strcmp(argv[2], "--json"))) {
-		fprintf(stderr, "isd: session: expected list [--json]\n");
+		fprintf(stderr, "isd: session: expected list [--json] or prune [--dry-run]\n");
 		return ISD_EXIT_FAILURE;
 	}
 	r = session_list(argc == 3);
@@ -579,22 +640,68 @@ int isd_session_cmd_session(int argc, char **argv)
 	return 0;
 }
 
+/* isd discard --all: every stopped session of the current directory's
+ * project; a running one is named and left alone. */
+static int discard_all(void)
+{
+	_cleanup_free_ char *root = isd_session_root(), *cwd = getcwd(NULL, 0);
+	_cleanup_strv_ char **ids = list_ids(root);
+	size_t done = 0, running = 0;
+	int r = 0;
+
+	if (!cwd)
+		return isd_error(-errno, "finding the current directory");
+	for (size_t i = 0; ids && ids[i]; i++) {
+		struct isd_session s;
+
+		if (load(root, ids[i], &s) < 0)
+			continue;
+		if (contains(s.project, cwd)) {
+			isd_session_free(&s);
+			if (isd_session_open(ids[i], true, &s) < 0) {
+				fprintf(stderr, "isd: discard: session %s is running: left alone\n", ids[i]);
+				running++;
+				continue;
+			}
+			if ((r = isd_session_remove(&s)) < 0) {
+				isd_session_free(&s);
+				return r;
+			}
+			printf("discarded session %s (%s)\n", s.id, s.project);
+			done++;
+		}
+		isd_session_free(&s);
+	}
+	isd_error_clear();
+	if (done == 0 && running == 0)
+		return isd_error(-ENOENT, "no session for %s (isd session list shows them all)", cwd);
+	return 0;
+}
+
 int isd_session_cmd_discard(int argc, char **argv)
 {
 	struct isd_session s;
 	int r;
 
+	if (argc == 2 && !strcmp(argv[1], "--all")) {
+		if (discard_all() < 0) {
+			isd_error_print("discard failed");
+			return ISD_EXIT_FAILURE;
+		}
+		return 0;
+	}
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
 		if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-			fputs("Usage: isd discard [ID]\n\nRemove a stopped session with its changes (without ID: the latest\n"
-			      "session of the current directory's project; isd session list shows them).\n",
+			fputs("Usage: isd discard [ID | --all]\n\nRemove a stopped session with its changes (without ID: the latest\n"
+			      "session with changes of the current directory's project; --all: every stopped\n"
+			      "session of it; isd session list shows them).\n",
 			      stdout);
 			return 0;
 		}
 		if (argv[1][0] == '-')
-			fprintf(stderr, "isd: discard: unknown option %s (usage: isd discard [ID])\n", argv[1]);
+			fprintf(stderr, "isd: discard: unknown option %s (usage: isd discard [ID | --all])\n", argv[1]);
 		else
-			fprintf(stderr, "isd: discard: expected at most one session ID, got '%s' (usage: isd discard [ID])\n",
+			fprintf(stderr, "isd: discard: expected at most one session ID, got '%s' (usage: isd discard [ID | --all])\n",
 				argv[argc - 1]);
 		return ISD_EXIT_FAILURE;
 	}

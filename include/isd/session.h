@@ -81,9 +81,16 @@ int isd_session_remove(struct isd_session *s);
 
 void isd_session_free(struct isd_session *s);
 
+/* Remove the half-removed sessions (.removing-ID) an interrupted removal
+ * left (src/session-gc.c; `isd gc`). */
+int isd_session_gc(bool dry_run, size_t *removed);
+
+/* That, and every stopped session without changes (`isd session prune`). */
+int isd_session_prune(bool dry_run);
+
 /* The commands (main.c dispatches to them; argv[0] is the command name). */
-int isd_session_cmd_session(int argc, char **argv); /* isd session list [--json] */
+int isd_session_cmd_session(int argc, char **argv); /* isd session list [--json] | prune [--dry-run] */
 int isd_session_cmd_apply(int argc, char **argv);   /* isd apply [ID] [--force] [PATH...] */
-int isd_session_cmd_discard(int argc, char **argv); /* isd discard [ID] */
+int isd_session_cmd_discard(int argc, char **argv); /* isd discard [ID | --all] */
 
 #endif

@@ -228,3 +228,63 @@ test_ignored_and_tracked_ignored() {
 	expect_contains "$err" "note: .venv/lib/site-packages/evil.pth: ignored by .gitignore and runs code on the host"
 	[ -f "$P/.venv/lib/site-packages/evil.pth" ] || fail "--include-ignored"
 }
+
+# 1500 levels: one descriptor per level made diff, apply and discard
+# fail, and discard left a hidden .removing-ID behind.
+test_deep_tree() {
+	make_project
+	cow 'd=$(printf "d/%.0s" $(seq 1500)) && mkdir -p "$d" && echo bottom >"${d}f"'
+	run_isd diff --name-only "$id"
+	expect_rc 0 "diff of a deep tree"
+	expect_contains "$out" "d/d/d/d/f" "the file at the bottom"
+	run_isd discard "$id"
+	expect_rc 0 "discard of a deep tree"
+	[ -z "$(ls -A "$XDG_STATE_HOME/isd/sessions")" ] || fail "discard left: $(ls -A "$XDG_STATE_HOME/isd/sessions")"
+	cow 'd=$(printf "d/%.0s" $(seq 1500)) && mkdir -p "$d" && echo bottom >"${d}f"'
+	run_isd apply "$id"
+	expect_rc 0 "apply of a deep tree"
+	expect_eq "$(cat "$P/$(printf 'd/%.0s' $(seq 1500))f")" bottom "the file at the bottom, on the host"
+	[ -z "$(sessions)" ] || fail "apply left the session"
+}
+
+# After a crash a project has several sessions, the newest one empty:
+# diff and apply without an ID take the newest with changes and say so;
+# discard --all, session prune and gc clear the store.
+test_choosing_the_session() {
+	make_project
+	cow 'echo agent >keep.txt'
+	first=$id
+	sleep 0.05
+	run_isd exec --profile none --workspace "$P:cow" --workspace-keep -- true
+	expect_rc 0 "an empty kept session"
+	[ "$(sessions | wc -l)" -eq 2 ] || fail "two sessions expected: $(sessions)"
+	cd "$P" || fail "cd"
+	run_isd diff --name-only
+	expect_eq "$out" "$(printf 'M\tkeep.txt')" "diff without ID"
+	expect_contains "$err" "session $first of $P ("
+	expect_contains "$err" "1 change)"
+	expect_contains "$err" "has no changes"
+	run_isd apply
+	expect_rc 0 "apply without ID"
+	expect_contains "$err" "session $first of $P"
+	expect_contains "$out" "applied 1 change of session $first"
+	expect_eq "$(cat "$P/keep.txt")" agent "applied"
+	# prune: the empty one goes; a half-removed one goes with gc.
+	mkdir -p "$XDG_STATE_HOME/isd/sessions/.removing-0123456789ab/upper/deep"
+	run_isd session prune
+	expect_rc 0 "session prune"
+	[ -z "$(ls -A "$XDG_STATE_HOME/isd/sessions")" ] || fail "prune left: $(ls -A "$XDG_STATE_HOME/isd/sessions")"
+	mkdir -p "$XDG_STATE_HOME/isd/sessions/.removing-0123456789ab/upper/deep"
+	run_isd gc
+	expect_contains "$out" ".removing-0123456789ab (a half-removed session)"
+	[ ! -e "$XDG_STATE_HOME/isd/sessions/.removing-0123456789ab" ] || fail "gc left the half-removed session"
+	cd "$T" || fail "cd"
+	cow 'echo 1 >one'
+	cow 'echo 2 >two'
+	cd "$P" || fail "cd"
+	run_isd discard --all
+	expect_rc 0 "discard --all"
+	[ "$(printf '%s\n' "$out" | grep -c '^discarded session')" -eq 2 ] || fail "discard --all: $out"
+	[ -z "$(sessions)" ] || fail "discard --all left $(sessions)"
+	cd "$T" || fail "cd"
+}

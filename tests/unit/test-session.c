@@ -508,6 +508,13 @@ static void test_store(void)
 	CHECK(isd_session_open("aaaa", false, &t) < 0 && strstr(isd_error_message(), "ambiguous"));
 	CHECK(isd_session_open("fff", false, &t) == -ENOENT);
 	CHECK(isd_session_open("../x", false, &t) == -EINVAL);
+	/* The newest with changes: empty newer ones (a crash) do not win. */
+	CHECK(isd_session_find_latest(project, false, &t) == 0 && !strcmp(t.id, s.id));
+	isd_session_free(&t);
+	{
+		_cleanup_free_ char *upper2 = isd_xasprintf("%s/aaaaaaaaaaa2/upper", root);
+		put(upper2, "agent.txt", "x\n", 0644);
+	}
 	CHECK(isd_session_find_latest(project, false, &t) == 0 && !strcmp(t.id, "aaaaaaaaaaa2"));
 	isd_session_free(&t);
 	CHECK(isd_session_open(s.id, true, &t) == 0);

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What `isd gc` and `isd session prune` clear from the session store: the
+ * dot directories that an interrupted removal leaves (a session is renamed
+ * to .removing-ID before its upper layer goes, so that it leaves every
+ * listing at once), and, for prune, the stopped sessions without changes.
+ */
+#define _GNU_SOURCE
+#include "isd/session.h"
+#include "isd/session-changes.h"
+#include "isd/util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+int isd_session_gc(bool dry_run, size_t *removed)
+{
+	_cleanup_free_ char *root = isd_session_root();
+	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_strv_ char **names = NULL;
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	*removed = 0;
+	if (rootfd < 0)
+		return errno == ENOENT ? 0 : isd_error(-errno, "opening %s", root);
+	d = opendir(root);
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, ".removing-", 10))
+			isd_strv_push(&names, isd_xstrdup(de->d_name));
+	if (d)
+		closedir(d);
+	for (size_t i = 0; names && names[i]; i++) {
+		printf("%s %s/%s (a half-removed session)\n", dry_run ? "would remove" : "removing", root, names[i]);
+		if (dry_run)
+			continue;
+		if (isd_remove_tree_at(rootfd, names[i]) < 0) {
+			fprintf(stderr, "isd: gc: %s\n", isd_error_message());
+			r = -EIO;
+			continue;
+		}
+		(*removed)++;
+	}
+	return r;
+}
+
+int isd_session_prune(bool dry_run)
+{
+	_cleanup_free_ char *root = isd_session_root();
+	_cleanup_strv_ char **ids = NULL;
+	struct dirent *de;
+	size_t removed = 0;
+	DIR *d;
+	int r = isd_session_gc(dry_run, &removed);
+
+	d = opendir(root);
+	while (d && (de = readdir(d)))
+		if (strlen(de->d_name) == 12 && strspn(de->d_name, "0123456789abcdef") == 12)
+			isd_strv_push(&ids, isd_xstrdup(de->d_name));
+	if (d)
+		closedir(d);
+	for (size_t i = 0; ids && ids[i]; i++) {
+		struct isd_session s;
+		size_t count = 0;
+
+		/* Locked: a running session is never touched. */
+		if (isd_session_open(ids[i], true, &s) < 0)
+			continue;
+		if (isd_session_count_changes(&s, &count) == 0 && count == 0) {
+			printf("%s session %s (%s): no changes\n", dry_run ? "would remove" : "removing", s.id, s.project);
+			if (!dry_run && isd_session_remove(&s) < 0) {
+				fprintf(stderr, "isd: session prune: %s\n", isd_error_message());
+				r = -EIO;
+			}
+		}
+		isd_session_free(&s);
+	}
+	isd_error_clear();
+	return r;
+}
