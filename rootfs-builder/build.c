@@ -298,7 +298,7 @@ static int run_step(struct build *b, const struct isd_build_step *st, const char
 	spec.rootfs = isd_xstrdup(rootfs);
 	spec.workdir = isd_xstrdup(st->workdir);
 	spec.hostname = isd_xstrdup("isd-build");
-	spec.seccomp = isd_xstrdup("default");
+	spec.seccomp = isd_xstrdup("build");
 	spec.network = ISD_NET_HOST;
 	spec.host_uid = b->map.caller_uid;
 	spec.host_gid = b->map.caller_gid;

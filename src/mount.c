@@ -10,6 +10,7 @@
 #include "isd/mount.h"
 #include "isd/agent-state.h"
 #include "isd/mount-fs.h"
+#include "isd/mount-proc.h"
 #include "isd/syscalls.h"
 #include "isd/userns.h"
 #include "isd/util.h"
@@ -136,7 +137,7 @@ static int attach_at(struct isd_mount_builder *b, int mfd, const char *path, enu
 	return isd_mount_attach(mfd, target, what);
 }
 
-static int setup_dev(struct isd_mount_builder *b, struct sources *s)
+static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s)
 {
 	static const char *const devpts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
 	static const char *const links[][2] = {
@@ -147,6 +148,14 @@ static int setup_dev(struct isd_mount_builder *b, struct sources *s)
 	_cleanup_close_ int dev = -1, pts = -1, shm = -1;
 	int r;
 
+	if (!b->writable_image) {
+		_cleanup_close_ int devdir = isd_mount_resolve_create(b, "/dev", ISD_NODE_DIR, true);
+		if (devdir < 0)
+			return devdir;
+		r = isd_mount_proc_hidden(b, devdir, !spec->pid_host, spec->network != ISD_NET_HOST);
+		if (r < 0)
+			return r;
+	}
 	dev = isd_mount_new_tmpfs(64 << 10, 0755, NULL, NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev");
 	if (dev < 0)
 		return dev;
@@ -240,7 +249,7 @@ static int setup_proc_sys(struct isd_mount_builder *b, const struct isd_spec *sp
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return isd_mount_proc_restrict(b);
 }
 
 static int compare_depth(const void *a, const void *b)
@@ -462,7 +471,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	r = spec->writable_root ? 0 : build_root(&b, spec, &s);
 	if (r < 0)
 		goto out;
-	r = setup_dev(&b, &s);
+	r = setup_dev(&b, spec, &s);
 	if (r < 0)
 		goto out;
 	r = setup_proc_sys(&b, spec, &s, extras);

@@ -430,7 +430,7 @@ static void test_default_profile(void)
 						      "fsmount", "fspick", "move_mount", "open_tree",
 						      "open_tree_attr", "mount_setattr", "pivot_root", "chroot",
 						      "setns", "clone", "clone3", "unshare", "sethostname",
-						      "setdomainname", NULL };
+						      "setdomainname", "openat2", NULL };
 		struct isd_seccomp_profile *d = load(PROFILES "/default.json", NULL);
 		for (size_t i = 0; d && i < d->n_rules; i++)
 			for (size_t j = 0; j < d->rules[i].n_names; j++)
@@ -448,6 +448,41 @@ static void test_default_profile(void)
 		isd_seccomp_profile_free(d);
 	}
 	isd_seccomp_profile_free(p);
+
+	/* The setuid/setgid modes: refused with EPERM, never allowed
+	 * unconditionally, in default and nested alike; build.json (isd
+	 * build's RUN) is default.json without exactly these rules. */
+	{
+		static const char *const setid[] = { "chmod", "fchmod", "fchmodat", "fchmodat2", "creat", "mknod",
+						     "mknodat", "open", "openat", NULL };
+		struct isd_seccomp_profile *d = load(PROFILES "/default.json", NULL);
+		struct isd_seccomp_profile *n = load(PROFILES "/nested.json", NULL);
+		struct isd_seccomp_profile *b = load(PROFILES "/build.json", NULL);
+		for (size_t k = 0; d && n && b && setid[k]; k++) {
+			bool suid = false;
+			CHECK(!allowed_anywhere(d, setid[k]) && !allowed_anywhere(n, setid[k]), "%s unconditional",
+			      setid[k]);
+			CHECK(allowed_anywhere(b, setid[k]), "build lacks %s", setid[k]);
+			for (size_t m = 0; (r = rule_for(d, setid[k], true, m)); m++)
+				for (size_t c = 0; c < r->n_conds; c++)
+					suid |= r->action == SCMP_ACT_ERRNO(EPERM) && r->conds[c].value == 04000 &&
+						r->conds[c].value_two == 04000;
+			CHECK(suid, "%s with S_ISUID refused", setid[k]);
+		}
+		CHECK(d && !allowed_anywhere(d, "openat2") && n && allowed_anywhere(n, "openat2") && b &&
+			      allowed_anywhere(b, "openat2"), "openat2: ENOSYS in default only");
+		for (size_t i = 0; d && b && i < b->n_rules; i++)
+			for (size_t j = 0; j < b->rules[i].n_names; j++) {
+				const char *name = b->rules[i].names[j];
+				bool ok = allowed_anywhere(d, name) == allowed_anywhere(b, name) || !strcmp(name, "openat2");
+				for (size_t k = 0; !ok && setid[k]; k++)
+					ok = !strcmp(setid[k], name);
+				CHECK(ok, "build and default differ on %s", name);
+			}
+		isd_seccomp_profile_free(d);
+		isd_seccomp_profile_free(n);
+		isd_seccomp_profile_free(b);
+	}
 }
 
 /* ---- the installed filter, in forked children ---- */

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What keeps the payload's reach to the host small whoever runs isd: the
+# kernel's knobs in /proc read-only, its secrets masked, no setuid bits
+# through a bind, a root caller's payload without host root, and no process
+# that outlives the sandbox.
+
+is_root() {
+	[ "$(id -u)" -eq 0 ]
+}
+
+# A global sysctl: the kernel lets any writer whose uid is host root change
+# it, capabilities or not.  Writing back the value it has changes nothing
+# even where it succeeds.
+test_proc_sys_read_only() {
+	run_isd exec -- sh -c 'v=$(cat /proc/sys/vm/overcommit_ratio) && echo "$v" > /proc/sys/vm/overcommit_ratio && echo WROTE'
+	expect_not_contains "$out" WROTE "the sysctl write"
+	expect_contains "$err" "Read-only file system"
+	run_isd exec -- sh -c 'for f in /proc/sys /proc/bus /proc/fs /proc/irq /proc/sysrq-trigger; do
+		[ -e "$f" ] || continue; grep -q " $f ro," /proc/self/mountinfo && echo "$f ro" || echo "$f rw"; done'
+	expect_rc 0
+	expect_contains "$out" "/proc/sys ro"
+	expect_not_contains "$out" " rw" "every kernel knob read-only"
+	# also with --pid host, where /proc is the outer one
+	run_isd exec --pid host -- sh -c 'echo 50 > /proc/sys/vm/overcommit_ratio && echo WROTE'
+	expect_not_contains "$out" WROTE "the sysctl write under --pid host"
+}
+
+test_proc_sys_masked_paths() {
+	run_isd exec -- sh -c 'for f in /proc/keys /proc/timer_list /proc/kcore /proc/sched_debug /proc/interrupts; do
+		[ -e "$f" ] && printf "%s:%s\n" "$f" "$(head -c 64 "$f" | wc -c)"; done
+		for d in /proc/acpi /proc/scsi /sys/firmware; do [ -d "$d" ] && printf "%s:%s\n" "$d" "$(ls -A "$d" | wc -l)"; done; true'
+	expect_rc 0
+	expect_contains "$out" "/proc/keys:0" "/proc/keys reads empty"
+	expect_contains "$out" "/proc/timer_list:0"
+	[ -d /sys/firmware ] && expect_contains "$out" "/sys/firmware:0" "/sys/firmware is empty"
+	printf '%s\n' "$out" | grep -v ':0$' && fail "a masked path shows content: $out"
+	run_isd exec --pid host -- sh -c 'head -c 64 /proc/keys | wc -c'
+	expect_eq "$out" 0 "/proc/keys under --pid host"
+}
+
+# chmod +s in a writable bind would leave a setuid file on the host, where
+# the bind's nosuid does not apply.
+test_setid_bits_never_reach_the_host() {
+	mkdir "$T/w"
+	echo '#!/bin/sh' >"$T/w/tool"
+	chmod 0755 "$T/w/tool"
+	run_isd exec -v "$T/w:/w" -- sh -c 'chmod 4755 /w/tool; echo "chmod=$?"; chmod g+s /w/tool; echo "chmod-g=$?"
+		chmod 0700 /w/tool; echo "plain=$?"
+		mknod /w/node p; echo "fifo=$?"'
+	expect_rc 0
+	expect_contains "$out" "chmod=1"
+	expect_contains "$out" "chmod-g=1"
+	expect_contains "$out" "plain=0" "a mode without the bits"
+	expect_contains "$out" "fifo=0"
+	expect_contains "$err" "Operation not permitted"
+	mode=$(stat -c %a "$T/w/tool")
+	expect_eq "$mode" 700 "the host file's mode"
+	if command -v python3 >/dev/null; then
+		run_isd exec -v "$T/w:/w" -- python3 -c '
+import os
+for flags, name in ((os.O_CREAT | os.O_WRONLY, "creat"), (os.O_WRONLY, "reopen")):
+    try:
+        os.close(os.open("/w/" + ("new" if name == "creat" else "tool"), flags, 0o6755)); print(name, "ok")
+    except OSError as e: print(name, e.errno)
+try:
+    os.close(os.open("/w/plain", os.O_CREAT | os.O_WRONLY, 0o755)); print("plain ok")
+except OSError as e: print("plain", e.errno)'
+		expect_rc 0
+		expect_contains "$out" "creat 1" "open(O_CREAT, 06755) refused"
+		expect_contains "$out" "reopen ok" "a mode without O_CREAT is ignored"
+		expect_contains "$out" "plain ok"
+		[ ! -e "$T/w/new" ] || fail "the setuid file was created: $(stat -c %a "$T/w/new")"
+	fi
+}
