@@ -540,13 +540,13 @@ _isd_image()
 }
 
 # isd diff [ID] [--stat] [--name-only] [--ignored] [--color[=WHEN]] [PATH...], isd apply [ID] [--force]
-# [PATH...]: options, a session id, paths of the project.
+# [--include-ignored] [PATH...]: options, a session id, paths of the project.
 _isd_session_cmd()
 {
     local cur=${_isd_words[_isd_cword]} opts
     case ${_isd_words[1]} in
     diff) opts=$'--stat\n--name-only\n--ignored\n--color\n--color=always\n--color=never\n--color=auto\n--help' ;;
-    apply) opts=$'--force\n--help' ;;
+    apply) opts=$'--force\n--include-ignored\n--help' ;;
     esac
     if [[ $cur == -* ]]; then
         _isd_add "$cur" "$opts"
@@ -626,16 +626,18 @@ _isd()
         ;;
     session)
         if ((_isd_cword == 2)); then
-            _isd_add "$cur" $'list\nhelp'
+            _isd_add "$cur" $'list\nprune\nhelp'
         elif [[ ${_isd_words[2]} == list || ${_isd_words[2]} == ls ]]; then
             ((_isd_cword == 3)) && _isd_add "$cur" --json
+        elif [[ ${_isd_words[2]} == prune ]]; then
+            ((_isd_cword == 3)) && _isd_add "$cur" $'--dry-run\n-n'
         fi
         ;;
     diff | apply)
         _isd_session_cmd
         ;;
     discard)
-        ((_isd_cword == 2)) && _isd_add "$cur" "$(_isd_session_ids)"
+        ((_isd_cword == 2)) && _isd_add "$cur" "$(_isd_session_ids)"$'\n--all'
         ;;
     doctor)
         ((_isd_cword == 2)) && _isd_add "$cur" --json

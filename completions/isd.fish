@@ -194,7 +194,8 @@ complete -c isd -n '__isd_is profile; and not __fish_seen_subcommand_from list s
 complete -c isd -n '__isd_is profile; and __fish_seen_subcommand_from show edit' -a '(__isd_profiles | string match -v none)' -d Profile
 
 # isd session, diff, apply, discard
-complete -c isd -n '__isd_is session; and not __fish_seen_subcommand_from list ls help' -a 'list help'
+complete -c isd -n '__isd_is session; and not __fish_seen_subcommand_from list ls prune help' -a 'list prune help'
+complete -c isd -n '__isd_is session; and __fish_seen_subcommand_from prune' -l dry-run -d 'Only name them'
 complete -c isd -n '__isd_is session; and __fish_seen_subcommand_from list ls' -l json -d 'JSON output'
 complete -c isd -n '__isd_is diff apply discard' -a '(__isd_sessions)' -d Session
 complete -c isd -n '__isd_is diff apply' -F
@@ -203,6 +204,8 @@ complete -c isd -n '__isd_is diff' -l name-only -d 'Only the changed paths'
 complete -c isd -n '__isd_is diff' -l ignored -d 'Also what .gitignore ignores'
 complete -c isd -n '__isd_is diff' -l color -a 'auto always never' -d 'Colour the patch'
 complete -c isd -n '__isd_is apply' -l force -d 'Overwrite files changed on the host'
+complete -c isd -n '__isd_is apply' -l include-ignored -d 'Also apply what .gitignore ignores'
+complete -c isd -n '__isd_is discard' -l all -d 'Every stopped session of the project'
 
 # isd doctor, seccomp, gc
 complete -c isd -n '__isd_is doctor' -l json -d 'JSON output'
