@@ -106,6 +106,60 @@ static int stat_at(int dfd, const char *name, struct stat *st, bool *present)
 	return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 }
 
+static int pread_full(int fd, char *buf, size_t n, off_t at)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t k = pread(fd, buf + got, n - got, at + (off_t)got);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* Sparse files of one size with the same holes: only their data is
+ * compared (a 2 GiB sparse file is no 2 GiB read).  *decided false when
+ * the holes differ or the filesystem cannot say: then read it all. */
+static int same_sparse(int a, int b, off_t size, char *buf, bool *same, bool *decided)
+{
+	off_t pos = 0;
+	int r;
+
+	*decided = false;
+	while (pos < size) {
+		off_t da = lseek(a, pos, SEEK_DATA), db = lseek(b, pos, SEEK_DATA), ha, hb;
+
+		if (da < 0 && db < 0 && errno == ENXIO) {
+			break; /* holes up to the end on both sides */
+		}
+		if (da < 0 || db < 0 || da != db)
+			return 0;
+		ha = lseek(a, da, SEEK_HOLE);
+		hb = lseek(b, db, SEEK_HOLE);
+		if (ha < 0 || hb < 0 || ha != hb)
+			return 0;
+		for (off_t at = da; at < ha;) {
+			size_t n = ha - at > 65536 ? 65536 : (size_t)(ha - at);
+
+			if ((r = pread_full(a, buf, n, at)) < 0 || (r = pread_full(b, buf + 65536, n, at)) < 0)
+				return r;
+			if (memcmp(buf, buf + 65536, n)) {
+				*same = false;
+				*decided = true;
+				return 0;
+			}
+			at += (off_t)n;
+		}
+		pos = ha;
+	}
+	*same = true;
+	*decided = true;
+	return 0;
+}
+
 static int same_file_content(int dfd_a, int dfd_b, const char *name, bool *same)
 {
 	/* O_NONBLOCK: a fifo that a running session swapped in since the
@@ -124,6 +178,15 @@ static int same_file_content(int dfd_a, int dfd_b, const char *name, bool *same)
 		return -errno;
 	if (!S_ISREG(sa.st_mode) || !S_ISREG(sb.st_mode))
 		return 0;
+	if (sa.st_size == sb.st_size && (off_t)sa.st_blocks * 512 < sa.st_size) {
+		bool decided;
+		int r = same_sparse(a, b, sa.st_size, buf, same, &decided);
+
+		if (r < 0 || decided)
+			return r;
+		if (lseek(a, 0, SEEK_SET) < 0 || lseek(b, 0, SEEK_SET) < 0)
+			return -errno;
+	}
 	for (;;) {
 		ssize_t na = read(a, buf, 65536), nb;
 		size_t got = 0;

@@ -145,10 +145,10 @@ test_diff_fifo_in_objects_does_not_hang() {
 # Setuid and setgid bits do not reach the host: stripped, with a note.
 test_apply_strips_setuid() {
 	make_project
-	cow 'cp /bin/sh suid && chmod 6755 suid 2>/dev/null; chmod 4755 keep.txt 2>/dev/null; true'
+	cow 'cp /bin/sh suid && chmod 6755 suid 2>/dev/null; echo changed >keep.txt; chmod 4755 keep.txt 2>/dev/null; true'
 	# Whether or not the sandbox let the payload set them, the session has them.
-	chmod 6755 "$XDG_STATE_HOME/isd/sessions/$id/upper/suid"
-	chmod 4755 "$XDG_STATE_HOME/isd/sessions/$id/upper/keep.txt"
+	chmod 6755 "$XDG_STATE_HOME/isd/sessions/$id/upper/suid" || fail "chmod in the session"
+	chmod 4755 "$XDG_STATE_HOME/isd/sessions/$id/upper/keep.txt" || fail "chmod in the session"
 	run_isd diff "$id"
 	expect_contains "$out" "new file mode 106755"
 	run_isd apply "$id"
@@ -161,7 +161,8 @@ test_apply_strips_setuid() {
 # A 2 GiB sparse file takes no space in the session: nor after apply.
 test_apply_keeps_holes() {
 	make_project
-	cow 'truncate -s 2G sparse.img && printf data | dd of=sparse.img bs=1 seek=1073741824 conv=notrunc 2>/dev/null'
+	cow 'truncate -s 2G sparse.img && printf data | dd of=sparse.img bs=1 seek=1073741824 conv=notrunc 2>/dev/null
+		truncate -s 64M small.img && printf data | dd of=small.img bs=1 seek=33554432 conv=notrunc 2>/dev/null'
 	up=$XDG_STATE_HOME/isd/sessions/$id/upper/sparse.img
 	[ "$(stat -c %b "$up")" -lt 1024 ] || skip "the session's filesystem does not keep holes"
 	run_isd diff --stat "$id"
@@ -171,6 +172,11 @@ test_apply_keeps_holes() {
 	expect_eq "$(stat -c %s "$P/sparse.img")" 2147483648 "apparent size"
 	[ "$(stat -c %b "$P/sparse.img")" -lt 1024 ] || fail "apply filled the holes: $(du -h "$P/sparse.img")"
 	expect_eq "$(dd if="$P/sparse.img" bs=1 skip=1073741824 count=4 2>/dev/null)" data "the data in the middle"
+	[ -z "$(sessions)" ] || fail "the applied sparse file still counts as a change"
+	# One byte of its data changed: a change, though the holes agree.
+	cow 'printf D | dd of=small.img bs=1 seek=33554433 conv=notrunc 2>/dev/null'
+	run_isd diff --name-only "$id"
+	expect_eq "$out" "$(printf 'M\tsmall.img')" "a changed byte in a sparse file"
 }
 
 # A deleted directory is every file of it, as git diff has it: listed, and
@@ -233,6 +239,8 @@ test_ignored_and_tracked_ignored() {
 # fail, and discard left a hidden .removing-ID behind.
 test_deep_tree() {
 	make_project
+	# The soft limit most users have (root here may have more).
+	ulimit -S -n 1024 2>/dev/null || skip "ulimit -S -n is not supported by this shell"
 	cow 'd=$(printf "d/%.0s" $(seq 1500)) && mkdir -p "$d" && echo bottom >"${d}f"'
 	run_isd diff --name-only "$id"
 	expect_rc 0 "diff of a deep tree"
