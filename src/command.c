@@ -88,32 +88,81 @@ static char *search_caller_path(const char *caller_path, const char *cmd)
 	return NULL;
 }
 
-/* The smallest directory that holds a program's installation: the package
- * for something inside node_modules, the prefix for a .../bin/PROGRAM,
- * otherwise the directory of the file. */
-static char *installation_dir(const char *real)
+/* Version managers and environments whose PREFIX/bin/PROGRAM belongs to
+ * one self-contained installation (libraries beside bin/). */
+static const char *const runtime_prefixes[] = {
+	"/.nvm/versions/", "/.fnm/node-versions/", "/fnm/node-versions/", "/.volta/tools/image/",
+	"/.asdf/installs/", "/mise/installs/", "/.nodenv/versions/", "/.pyenv/versions/",
+	"/.rbenv/versions/", "/.rustup/toolchains/", NULL};
+
+static bool is_runtime_install(const char *prefix)
+{
+	_cleanup_free_ char *venv = isd_xasprintf("%s/pyvenv.cfg", prefix);
+	_cleanup_free_ char *node = isd_xasprintf("%s/include/node/node.h", prefix);
+	_cleanup_free_ char *slash = isd_xasprintf("%s/", prefix);
+
+	for (size_t i = 0; runtime_prefixes[i]; i++)
+		if (strstr(slash, runtime_prefixes[i]))
+			return true;
+	return access(venv, F_OK) == 0 || access(node, F_OK) == 0;
+}
+
+/* A directory under home that is (or holds) a place where many
+ * applications keep their data: ~/.local, the XDG base directories. */
+static bool holds_others_data(const char *dir, const char *home)
+{
+	static const struct {
+		const char *var, *fallback;
+	} bases[] = {{NULL, ".local"}, {"XDG_DATA_HOME", ".local/share"}, {"XDG_STATE_HOME", ".local/state"},
+		     {"XDG_CONFIG_HOME", ".config"}, {"XDG_CACHE_HOME", ".cache"}};
+
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
+		const char *v = bases[i].var ? getenv(bases[i].var) : NULL;
+		_cleanup_free_ char *base = isd_xasprintf("%s/%s", home, bases[i].fallback);
+		_cleanup_free_ char *real = v && v[0] == '/' ? realpath(v, NULL) : NULL;
+
+		if (path_under(base, dir) || (real && path_under(real, dir)))
+			return true;
+	}
+	return false;
+}
+
+/* What to bind for a program's installation: the outermost node_modules
+ * tree for a package (npm, pnpm, bun and yarn put its dependencies beside
+ * it), the prefix of a runtime's PREFIX/bin/PROGRAM, otherwise the
+ * directory of the file.  Under the caller's home, never a directory that
+ * holds other applications' data (~/.local/bin/agent must not expose
+ * ~/.local/share/keyrings) nor a shared bin/: then only the file itself. */
+static char *installation_dir(const char *real, const char *home)
 {
 	const char *nm = strstr(real, "/node_modules/");
-	char *dir;
+	bool in_home = home && path_under(real, home);
+	char *dir, *base;
 
-	if (nm) {
-		const char *pkg = nm + strlen("/node_modules/");
-		const char *end = strchr(pkg, '/');
-		if (end && pkg[0] == '@')
-			end = strchr(end + 1, '/');
-		if (end)
-			return strndup(real, (size_t)(end - real));
-	}
+	if (nm)
+		return strndup(real, (size_t)(nm - real) + strlen("/node_modules"));
 	dir = isd_xstrdup(real);
 	*strrchr(dir, '/') = '\0';
-	if (!strcmp(strrchr(dir, '/') ? strrchr(dir, '/') : dir, "/bin") && strrchr(dir, '/') != dir) {
-		/* node, python venvs and nvm keep libraries beside bin/ */
-		char *prefix = strndup(dir, (size_t)(strrchr(dir, '/') - dir));
-		if (strlen(prefix) > 1) {
+	base = strrchr(dir, '/');
+	if (base && base != dir && !strcmp(base, "/bin")) {
+		char *prefix = strndup(dir, (size_t)(base - dir));
+		if (!in_home && strlen(prefix) > 1) {
+			free(dir);
+			return prefix;
+		}
+		if (in_home && is_runtime_install(prefix) && !holds_others_data(prefix, home)) {
 			free(dir);
 			return prefix;
 		}
 		free(prefix);
+		if (in_home) {
+			free(dir);
+			return isd_xstrdup(real);
+		}
+	}
+	if (in_home && holds_others_data(dir, home)) {
+		free(dir);
+		return isd_xstrdup(real);
 	}
 	return dir;
 }
@@ -143,6 +192,28 @@ static int bind_installation(struct isd_spec *spec, const struct isd_caller *cal
 	m->readonly = true;
 	m->origin = isd_xstrdup("command resolution");
 	return 0;
+}
+
+/* NAME -> target in isd's read-only directory of links (a tmpfs). */
+static void add_link(struct isd_spec *spec, const char *name, const char *target)
+{
+	ssize_t i = isd_spec_find_mount(spec, ISD_COMMAND_LINK_DIR);
+	struct isd_mount *m;
+
+	if (i >= 0) {
+		m = &spec->mounts[i];
+	} else {
+		m = isd_spec_add_mount(spec);
+		m->type = ISD_MOUNT_TMPFS;
+		m->destination = isd_xstrdup(ISD_COMMAND_LINK_DIR);
+		m->readonly = true;
+		m->size = 64 << 10;
+		m->mode = 0755;
+		m->has_mode = true;
+		m->implicit = true;
+		m->origin = isd_xstrdup("command resolution: the names scripts look up");
+	}
+	isd_strv_push(&m->links, isd_xasprintf("%s\t%s", name, target));
 }
 
 /* "#!/usr/bin/env node" → "node"; "#!/opt/x/bin/python3" → that path. */
@@ -179,7 +250,7 @@ static int resolve_interpreter(struct isd_spec *spec, const struct isd_caller *c
 {
 	bool via_env;
 	_cleanup_free_ char *interp = script_interpreter(script, &via_env);
-	_cleanup_free_ char *found = NULL, *real = NULL, *dir = NULL;
+	_cleanup_free_ char *found = NULL, *real = NULL, *dir = NULL, *home = NULL;
 	int r;
 
 	if (!interp)
@@ -189,17 +260,22 @@ static int resolve_interpreter(struct isd_spec *spec, const struct isd_caller *c
 	found = via_env ? search_caller_path(caller_path, interp) : isd_xstrdup(interp);
 	if (!found || !(real = realpath(found, NULL)))
 		return 0; /* exec will report the missing interpreter */
-	dir = installation_dir(real);
+	home = realpath(caller->home, NULL);
+	dir = installation_dir(real, home);
 	r = bind_installation(spec, caller, found, real, dir);
 	if (r < 0 || !via_env)
 		return r;
-	/* env finds it through PATH, so its directory goes first there. */
+	/* env finds it through PATH: its directory goes first there, or,
+	 * when the file has another name (npm's bun is bin/bun.exe), a link
+	 * under the name that was looked up. */
 	{
-		_cleanup_free_ char *bin = isd_xstrdup(real);
+		const char *name = strrchr(real, '/') + 1;
+		_cleanup_free_ char *bin = strcmp(name, interp) ? isd_xstrdup(ISD_COMMAND_LINK_DIR) : strndup(real, (size_t)(name - 1 - real));
 		const char *old = isd_spec_getenv(spec, "PATH");
 		_cleanup_free_ char *path = NULL;
 
-		*strrchr(bin, '/') = '\0';
+		if (strcmp(name, interp))
+			add_link(spec, interp, real);
 		path = isd_xasprintf("%s%s%s", bin, old && *old ? ":" : "", old ? old : "");
 		isd_spec_setenv(spec, "PATH", path);
 	}
@@ -209,7 +285,7 @@ static int resolve_interpreter(struct isd_spec *spec, const struct isd_caller *c
 int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, const char *caller_path)
 {
 	const char *cmd = spec->argv[0];
-	_cleanup_free_ char *found = NULL, *real = NULL, *dir = NULL;
+	_cleanup_free_ char *found = NULL, *real = NULL, *dir = NULL, *home = NULL;
 	int r;
 
 	if (strchr(cmd, '/') || in_sandbox_path(spec, cmd))
@@ -223,7 +299,8 @@ int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, 
 	real = realpath(found, NULL);
 	if (!real)
 		return isd_error(-errno, "exec %s: resolving %s", cmd, found);
-	dir = installation_dir(real);
+	home = realpath(caller->home, NULL);
+	dir = installation_dir(real, home);
 	r = bind_installation(spec, caller, found, real, dir);
 	if (r < 0)
 		return r;

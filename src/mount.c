@@ -316,6 +316,13 @@ static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec 
 				break;
 			}
 			r = attach_at(b, t, m->destination, ISD_NODE_DIR, m->destination);
+			for (size_t l = 0; r == 0 && m->links && m->links[l]; l++) {
+				_cleanup_free_ char *name = isd_xstrdup(m->links[l]);
+				char *tab = strchr(name, '\t');
+				*tab = '\0';
+				if (symlinkat(tab + 1, t, name) < 0)
+					r = isd_error(-errno, "creating the link %s/%s", m->destination, name);
+			}
 			/* A read-only tmpfs still has to receive the mount points of
 			 * mounts below it, so it turns read-only at the end. */
 			if (r == 0 && m->readonly)

@@ -26,6 +26,7 @@ void isd_spec_free(struct isd_spec *spec)
 		free(spec->mounts[i].source);
 		free(spec->mounts[i].destination);
 		free(spec->mounts[i].origin);
+		isd_strv_free(spec->mounts[i].links);
 	}
 	isd_strv_free(spec->profiles);
 	isd_strv_free(spec->origins);
@@ -305,6 +306,15 @@ static json_object *mount_json(const struct isd_mount *m)
 			json_object_object_add(o, "uid", json_object_new_int64(m->uid));
 		if (m->has_gid)
 			json_object_object_add(o, "gid", json_object_new_int64(m->gid));
+		if (m->links) {
+			json_object *links = json_object_new_object();
+			for (size_t i = 0; m->links[i]; i++) {
+				const char *tab = strchr(m->links[i], '\t');
+				_cleanup_free_ char *name = strndup(m->links[i], (size_t)(tab - m->links[i]));
+				json_object_object_add(links, name, json_object_new_string(tab + 1));
+			}
+			json_object_object_add(o, "links", links);
+		}
 	}
 	json_object_object_add(o, "nosuid", json_object_new_boolean(true));
 	json_object_object_add(o, "nodev", json_object_new_boolean(true));

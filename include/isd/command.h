@@ -9,6 +9,10 @@
 /* When argv[0] is a bare name that the sandbox's PATH does not provide,
  * find it on caller_path, bind its installation directory (and a script's
  * interpreter) read-only at the same path and run it by its real path. */
+/* Where links under the names a script's "#!/usr/bin/env NAME" looks up
+ * live when the interpreter's file has another name; first on PATH. */
+#define ISD_COMMAND_LINK_DIR "/run/isd/bin"
+
 int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, const char *caller_path);
 
 #endif

@@ -44,6 +44,7 @@ struct isd_mount {
 	/* --agent-state: an overlay (directory) or a bind of a copy (file)
 	 * whose changes are merged at exit (src/agent-state.c); noexec */
 	bool agent_state;
+	char **links; /* tmpfs: "NAME\tTARGET" symlinks made in it */
 };
 
 enum isd_network_mode {

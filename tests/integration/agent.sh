@@ -34,7 +34,8 @@ import json, sys
 s = json.load(sys.stdin)
 pkg, node = sys.argv[1], sys.argv[2]
 m = {x["destination"]: x for x in s["mounts"]}
-assert m[pkg]["readonly"] and m[pkg]["origin"] == "command resolution", m
+nm = pkg[:pkg.index("/node_modules/") + len("/node_modules")]  # dependencies sit beside the package
+assert m[nm]["readonly"] and m[nm]["origin"] == "command resolution", m
 assert m[node]["readonly"] and m[node]["origin"] == "command resolution", m
 assert s["command"][0] == pkg + "/bin/cli.js", s["command"]
 assert any(e.startswith("PATH=" + node + "/bin:") for e in s["env"]), s["env"]
@@ -44,10 +45,13 @@ assert any(e.startswith("PATH=" + node + "/bin:") for e in s["env"]), s["env"]
 test_command_resolution_too_broad() {
 	mkdir -p "$T/home"
 	cp /bin/true "$T/home/mytool"
+	echo HOME-SECRET >"$T/home/secret"
+	# a program directly in the home: only the file, never the home
 	HOME=$T/home PATH=$T/home:/usr/bin:/bin run_isd exec --profile none -- mytool
-	expect_rc 125 "installation directory = HOME"
-	expect_contains "$err" "found $T/home/mytool"
-	expect_contains "$err" "-v $T/home/mytool:$T/home/mytool:ro"
+	expect_rc 0 "a program in HOME ($err)"
+	HOME=$T/home PATH=$T/home:/usr/bin:/bin run_isd exec --print-spec --profile none -- mytool
+	expect_contains "$out" "\"destination\": \"$T/home/mytool\""
+	expect_not_contains "$out" "\"destination\": \"$T/home\""
 	run_isd exec --profile none -- definitely-not-a-command-xyz
 	expect_rc 127 "not found anywhere"
 	expect_contains "$err" "nor on yours"
