@@ -188,3 +188,23 @@ test_guard_refusals() {
 	run_isd exec --profile none -v "$h/dots:$h/dots" -- true
 	expect_rc 0 "the symlink itself is out of reach"
 }
+
+# A cow workspace that holds isd's configuration (a dotfiles repository
+# at ~/dots with XDG_CONFIG_HOME in it): nothing planted there reaches the
+# session, so isd apply cannot carry it to the host.
+test_guard_cow_workspace() {
+	guard_home
+	mkdir -p "$h/dots/config/isd/profiles"
+	export XDG_CONFIG_HOME=$h/dots/config XDG_STATE_HOME=$T/state
+	cd "$h/dots" || fail "cd"
+	run_isd exec --profile none --workspace "$h/dots:cow" -- sh -c \
+		"mv $h/dots/config $h/dots/moved && echo RENAMED; mv $h/dots/config/isd $h/dots/config/x && echo RENAMED; \
+		 echo x >$h/dots/config/isd/profiles/evil.conf && echo WROTE; echo ok >$h/dots/file"
+	expect_not_contains "$out" "RENAMED"
+	expect_not_contains "$out" "WROTE"
+	run_isd diff --stat
+	expect_rc 0
+	expect_contains "$out" "file"
+	expect_not_contains "$out" "config"
+	expect_not_contains "$out" "moved"
+}
