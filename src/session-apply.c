@@ -303,7 +303,11 @@ static int check_one(struct run *run, size_t i)
 	if (!have && errno != ENOENT)
 		return isd_error(-errno, "reading %s in the project", e->path);
 	if (have && !a->force) {
-		if (!S_ISDIR(hst.st_mode))
+		/* A directory the session creates whole, where the host made one
+		 * meanwhile: taking it would replace what the host put there. */
+		if (S_ISDIR(hst.st_mode) && is_new_dir(e))
+			changed = true;
+		else if (!S_ISDIR(hst.st_mode))
 			changed = changed_since(&hst, a->started_ns);
 		else if (!S_ISDIR(e->new_mode) && (r = tree_changed(hpfd, name, a->started_ns, &changed)) < 0)
 			return isd_error(r, "reading %s in the project", e->path);
@@ -479,10 +483,26 @@ static int commit_one(struct run *run, size_t i)
 		free(p->tmp);
 		p->tmp = NULL;
 	}
-	if (e->new_mode && !S_ISDIR(e->new_mode) && (e->new_mode & (S_ISUID | S_ISGID)))
-		isd_apply_note(e->path, "applied without its setuid/setgid bits (mode %04o, not %04o)", (unsigned)p->mode,
-			       (unsigned)(e->new_mode & 07777));
 	return 0;
+}
+
+/* Setuid and setgid bits that were not applied: said, and gone from the
+ * session too, so that what was applied leaves it. */
+static void strip_notes(struct run *run)
+{
+	for (size_t i = 0; i < run->a->changes->n; i++) {
+		const struct isd_change *e = &run->a->changes->v[i];
+		_cleanup_close_ int upfd = -1;
+		const char *uname;
+
+		if (!e->new_mode || S_ISDIR(e->new_mode) || S_ISLNK(e->new_mode) || !(e->new_mode & (S_ISUID | S_ISGID)))
+			continue;
+		isd_apply_note(e->path, "applied without its setuid/setgid bits (mode %04o, not %04o)",
+			       (unsigned)run->plan[i].mode, (unsigned)(e->new_mode & 07777));
+		upfd = open_parent(run->a->upper_fd, e->path, &uname);
+		if (upfd >= 0)
+			(void)fchmodat(upfd, uname, run->plan[i].mode, 0);
+	}
 }
 
 /* Mode changes of directories that were there, children first. */
@@ -538,6 +558,7 @@ int isd_apply_run(struct isd_apply *a)
 		unstage(&run);
 		goto out;
 	}
+	strip_notes(&run);
 	/* On disk before the upper layer forgets them. */
 	if ((r = sync_all(&run)) < 0)
 		goto out;

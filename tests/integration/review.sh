@@ -97,6 +97,14 @@ test_apply_all_or_nothing() {
 	expect_eq "$(cat "$P/src/a.txt") $(cat "$P/keep.txt") $(cat "$P/new/deep/f")" "agent agent n" "applied whole"
 	[ ! -e "$P/Makefile" ] || fail "the deletion was not applied"
 	[ -z "$(find "$P" -name '.isd-apply-*')" ] || fail "staged files left: $(find "$P" -name '.isd-apply-*')"
+	# A directory the session made, that the host made meanwhile, is
+	# merged into, never replaced: the host's file in it stays.
+	cow 'mkdir -p made && echo agent >made/a'
+	sleep 0.05
+	mkdir "$P/made" && echo host >"$P/made/mine"
+	run_isd apply "$id"
+	expect_rc 0 "apply into a directory the host made"
+	expect_eq "$(ls "$P/made" | tr '\n' ' ')" "a mine " "the host's directory"
 }
 
 # A fifo where a file was is shown for what it is, and apply refuses it
@@ -156,6 +164,14 @@ test_apply_strips_setuid() {
 	expect_contains "$err" "note: suid: applied without its setuid/setgid bits (mode 0755, not 6755)"
 	expect_contains "$err" "note: keep.txt: applied without its setuid/setgid bits (mode 0755, not 4755)"
 	expect_eq "$(stat -c %a "$P/suid") $(stat -c %a "$P/keep.txt")" "755 755" "modes on the host"
+	expect_contains "$out" "has no changes left and is removed" "what was applied left the session"
+	# Inside a new directory too.
+	cow 'mkdir -p bin && cp /bin/sh bin/tool'
+	chmod 4755 "$XDG_STATE_HOME/isd/sessions/$id/upper/bin/tool" || fail "chmod in the session"
+	run_isd apply "$id"
+	expect_rc 0 "apply"
+	expect_contains "$err" "note: bin/tool: applied without its setuid/setgid bits"
+	expect_eq "$(stat -c %a "$P/bin/tool")" 755 "mode on the host"
 }
 
 # A 2 GiB sparse file takes no space in the session: nor after apply.
