@@ -570,6 +570,12 @@ static int cover(struct isd_mount_builder *b, const char *ws, const char *rel, b
 	if (is_dir)
 		path[n - 1] = '\0';
 	target = isd_mount_resolve_create(b, path, is_dir ? ISD_NODE_DIR : ISD_NODE_FILE, false);
+	if (target == -EISDIR && !is_dir) {
+		/* The walk saw a link (.env.d -> envs) and links match as what
+		 * they name: here it names a directory, which is covered. */
+		isd_error_clear();
+		target = isd_mount_resolve_create(b, path, ISD_NODE_DIR, false);
+	}
 	if (target < 0) {
 		/* Gone since the walk, or a link to nowhere: nothing to hide. */
 		if (target == -ENOENT) {

@@ -146,6 +146,32 @@ test_mask_follows_symlink_target() {
 	expect_eq "$out" "[]" "a masked link hides what it points to"
 }
 
+# A masked name that is a link to a directory (.env.d -> envs, a .ssh/ or
+# .aws/ kept elsewhere in the project) hides the directory it names; it
+# used to stop the sandbox ("mounting a file on .../.env.d: Is a directory").
+test_mask_symlinked_directories() {
+	make_project
+	mkdir -p "$P/envs" "$P/keys" "$P/aws-real"
+	echo 'TOKEN=secret' >"$P/envs/prod"
+	echo 'ssh-secret' >"$P/keys/id_ed25519"
+	echo 'aws-secret' >"$P/aws-real/credentials"
+	ln -s envs "$P/.env.d"
+	ln -s keys "$P/.ssh"
+	rm -r "$P/.aws"
+	ln -s aws-real "$P/.aws"
+	for mode in rw cow; do
+		run_isd exec --profile none --workspace "$P:$mode" --mask '.env.*' --mask .ssh/ --mask .aws/ -- sh -c '
+			printf "[%s]" "$(ls -A .env.d/)" "$(ls -A .ssh/)" "$(ls -A .aws/)" "$(cat envs/prod 2>/dev/null)"; echo
+			touch .ssh/new 2>/dev/null && echo TOUCH
+			cat notes.txt'
+		expect_rc 0 "masked links to directories ($mode)"
+		expect_eq "$(printf '%s\n' "$out" | sed -n 1p)" "[][][][]" \
+			"masked links to directories read as empty ($mode)"
+		expect_not_contains "$out" TOUCH
+		expect_contains "$out" notes
+	done
+}
+
 test_masks_in_print_spec() {
 	make_project
 	run_isd exec --print-spec --profile none --workspace "$P:cow" --mask .env --mask '/sub/*' --mask .aws/ -- true
