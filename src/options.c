@@ -506,9 +506,11 @@ void isd_options_default_env(struct isd_spec *spec, const struct isd_caller *cal
 	if (v)
 		isd_spec_setenv(spec, "TERM", v);
 	for (char **e = caller->environ; e && *e; e++) {
-		if (!strncmp(*e, "LANG=", 5) || !strncmp(*e, "LANGUAGE=", 9) || !strncmp(*e, "LC_", 3)) {
-			_cleanup_free_ char *name = strndup(*e, (size_t)(strchr(*e, '=') - *e));
-			isd_spec_setenv(spec, name, strchr(*e, '=') + 1);
+		const char *eq = strchr(*e, '=');
+		/* environ may hold an entry without "=" (execve takes any string) */
+		if (eq && (!strncmp(*e, "LANG=", 5) || !strncmp(*e, "LANGUAGE=", 9) || !strncmp(*e, "LC_", 3))) {
+			_cleanup_free_ char *name = strndup(*e, (size_t)(eq - *e));
+			isd_spec_setenv(spec, name, eq + 1);
 		}
 	}
 	/* -e and --env-file override the defaults, in the order given. */

@@ -312,6 +312,20 @@ static void test_home_guard(void)
 	rmdir(tmp);
 }
 
+/* execve takes any string as an environment entry: one without "=" named
+ * like a locale variable is skipped, not dereferenced. */
+static void test_env_without_equals(void)
+{
+	char *env[] = {"PATH=/bin", "LC_BROKEN", "LANG", "LC_ALL=C", NULL};
+	const char *args[] = {"exec", "sh", NULL};
+	struct isd_spec spec;
+
+	CHECK(parse(&spec, env, args) == 0);
+	CHECK(!isd_spec_getenv(&spec, "LC_BROKEN") && !isd_spec_getenv(&spec, "LANG"));
+	CHECK(isd_spec_getenv(&spec, "LC_ALL") && !strcmp(isd_spec_getenv(&spec, "LC_ALL"), "C"));
+	isd_spec_free(&spec);
+}
+
 static void test_validate(void)
 {
 	char *env[] = {"PATH=/bin", NULL};
@@ -365,6 +379,7 @@ int main(void)
 	test_validate();
 	test_profile_detection();
 	test_home_guard();
+	test_env_without_equals();
 	test_optional_bind();
 	return check_result();
 }
