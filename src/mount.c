@@ -86,12 +86,14 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 		if (s->dev[i] < 0)
 			return s->dev[i];
 	}
+	/* All -1 before the first can fail: sources_close closes them all. */
 	s->binds = isd_xcalloc(spec->n_mounts, sizeof(int));
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		s->binds[i] = -1;
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
 		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0);
 
-		s->binds[i] = -1;
 		if (m->agent_state) {
 			s->binds[i] = isd_agent_state_clone(m, i, extras);
 			if (s->binds[i] < 0)

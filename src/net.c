@@ -198,6 +198,18 @@ static bool has_default_route(pid_t child)
 	return found;
 }
 
+/* isd exec runs many sandboxes from one process (isd build's RUN steps):
+ * a failed start leaks no descriptor. */
+static void close_pipes(int ready[2], int quit[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (ready[i] >= 0)
+			close(ready[i]);
+		if (quit[i] >= 0)
+			close(quit[i]);
+	}
+}
+
 int isd_net_private_start(struct isd_net_helper *h, pid_t child)
 {
 	char netns[64], userns[64], pidarg[16], readyarg[32], exitarg[32], runas[32];
@@ -210,13 +222,19 @@ int isd_net_private_start(struct isd_net_helper *h, pid_t child)
 	/* pasta started by root would switch to "nobody" first and then may
 	 * not open the sandbox's namespaces, which belong to the caller. */
 	snprintf(runas, sizeof(runas), "%u:%u", (unsigned)getuid(), (unsigned)getgid());
-	if (h->slirp && (pipe2(ready, O_CLOEXEC) < 0 || pipe2(quit, O_CLOEXEC) < 0))
-		return isd_error(-errno, "creating pipes for slirp4netns");
+	if (h->slirp && (pipe2(ready, O_CLOEXEC) < 0 || pipe2(quit, O_CLOEXEC) < 0)) {
+		int r = isd_error(-errno, "creating pipes for slirp4netns");
+		close_pipes(ready, quit);
+		return r;
+	}
 	snprintf(readyarg, sizeof(readyarg), "--ready-fd=%d", ready[1]);
 	snprintf(exitarg, sizeof(exitarg), "--exit-fd=%d", quit[0]);
 	pid = fork();
-	if (pid < 0)
-		return isd_error(-errno, "starting %s", h->path);
+	if (pid < 0) {
+		int r = isd_error(-errno, "starting %s", h->path);
+		close_pipes(ready, quit);
+		return r;
+	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (h->slirp) {

@@ -500,7 +500,7 @@ static pid_t spawn_child(const struct isd_spec *spec, struct isd_cgroup *cg, boo
 		 * the child in before it goes on (see wait_for_cgroup). */
 		args.flags &= ~CLONE_INTO_CGROUP;
 		*needs_attach = cg->dirfd >= 0;
-		pid = syscall(SYS_clone, (unsigned long)(args.flags | SIGCHLD), NULL, NULL, NULL, NULL);
+		pid = isd_clone_legacy((unsigned long)(args.flags | SIGCHLD));
 	}
 	return (pid_t)pid;
 }
@@ -653,8 +653,10 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	 * started already, nothing it sent is lost. */
 	/* A sandbox whose relay could not start would run without what it
 	 * was promised (its network, its terminal): it ends instead. */
-	if (r == 0 && (isd_proxy_start(proxy) < 0 ||
-		       (pty_master >= 0 && run_terminal(spec, &pty_master, pid) < 0))) {
+	if (r < 0)
+		isd_error(r, "receiving the sandbox's setup messages");
+	if (r < 0 || (r == 0 && (isd_proxy_start(proxy) < 0 ||
+		       (pty_master >= 0 && run_terminal(spec, &pty_master, pid) < 0)))) {
 		isd_error_print("starting the sandbox's relay failed");
 		kill(pid, SIGKILL);
 		relay_failed = true;

@@ -106,6 +106,17 @@ static inline long isd_clone3(struct isd_clone_args *args)
 {
 	return syscall(SYS_clone3, args, sizeof(*args));
 }
+/* The legacy clone(2) as a fork with FLAGS (no new stack, no tids, no
+ * TLS): the kernel's argument order differs on s390 and CRIS, where the
+ * stack comes first. */
+static inline long isd_clone_legacy(unsigned long flags)
+{
+#if defined(__s390__) || defined(__CRIS__)
+	return syscall(SYS_clone, NULL, flags, NULL, NULL, NULL);
+#else
+	return syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+#endif
+}
 static inline int isd_close_range(unsigned first, unsigned last, unsigned flags)
 {
 	return (int)syscall(SYS_close_range, first, last, flags);
