@@ -277,7 +277,7 @@ test_build_kill9_keeps_old() {
 	kill -9 $pid
 	wait $pid 2>/dev/null
 	sleep 0.5
-	! pgrep -f "sleep 61" >/dev/null || fail "the RUN step outlived isd"
+	! proc_running "sleep 61" || fail "the RUN step outlived isd"
 	expect_eq "$(readlink "$T/data/isd/images/killed/current")" "$old" "current after kill -9"
 	run_isd exec --image killed -- cat /which
 	expect_eq "$out" first

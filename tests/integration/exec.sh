@@ -215,10 +215,10 @@ test_sigkill_isd_kills_payload() {
 		[ $i -lt 100 ] || fail "payload did not start"
 		sleep 0.05
 	done
-	pgrep -f "$marker sleep" >/dev/null || fail "payload not found before the kill"
+	proc_running "$marker sleep" || fail "payload not found before the kill"
 	kill -9 "$isd_pid"
 	i=0
-	while pgrep -f "$marker sleep" >/dev/null; do
+	while proc_running "$marker sleep"; do
 		i=$((i + 1))
 		[ $i -lt 40 ] || fail "payload survived SIGKILL of isd"
 		sleep 0.05

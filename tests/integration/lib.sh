@@ -57,6 +57,17 @@ expect_not_contains() {
 	esac
 }
 
+# Whether a process's command line contains TEXT: pgrep -f without procps,
+# which the README does not install (a missing pgrep made "gone" pass).
+proc_running() {
+	for c in /proc/[0-9]*/cmdline; do
+		case $({ tr '\0' ' ' <"$c"; } 2>/dev/null) in
+		*"$1"*) return 0 ;;
+		esac
+	done
+	return 1
+}
+
 # The line of KEY in "KEY: VALUE" output.
 field() {
 	printf '%s\n' "$1" | sed -n "s/^$2:[[:space:]]*//p" | head -n1
