@@ -10,7 +10,7 @@ store() {
 	export XDG_DATA_HOME="$T/data" XDG_CACHE_HOME="$T/cache" XDG_CONFIG_HOME="$T/config"
 	# Image trees belong to subordinate ids: isd removes them before
 	# lib.sh's teardown removes $T.
-	trap 'stop_servers; remove_images; test_teardown' EXIT
+	at_teardown 'stop_servers; remove_images'
 }
 
 # Servers a test started (registries, token and https servers).

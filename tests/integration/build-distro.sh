@@ -231,7 +231,7 @@ test_build_matches_buildah() {
 	# may not work at all).
 	U="$B unshare"
 	[ "$(id -u)" -ne 0 ] || U=
-	trap '$U rm -rf "$T/buildah"; stop_servers; remove_images; test_teardown' EXIT
+	at_teardown '$U rm -rf "$T/buildah"'
 	$B images >"$T/buildah.log" 2>&1 || skip "buildah cannot run here: $(tail -1 "$T/buildah.log")"
 	mkdir -p "$T/ctx/files/sub"
 	echo one >"$T/ctx/files/one"

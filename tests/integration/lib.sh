@@ -35,15 +35,24 @@ run_probe() {
 	run_isd exec -v "$PROBE:/probe:ro" "$@"
 }
 
+# Every expect_* marks the test as having checked something (run.sh fails
+# a test that passes without any check).
+asserted() {
+	: >>"$T/.asserted"
+}
+
 expect_rc() {
+	asserted
 	[ "$rc" -eq "$1" ] || fail "${2:-exit status}: expected $1, got $rc (stderr: $err)"
 }
 
 expect_eq() {
+	asserted
 	[ "$1" = "$2" ] || fail "${3:-value}: expected '$2', got '$1'"
 }
 
 expect_contains() {
+	asserted
 	case "$1" in
 	*"$2"*) ;;
 	*) fail "${3:-output}: expected to contain '$2', got '$1'" ;;
@@ -51,10 +60,20 @@ expect_contains() {
 }
 
 expect_not_contains() {
+	asserted
 	case "$1" in
 	*"$2"*) fail "${3:-output}: must not contain '$2', got '$1'" ;;
 	*) ;;
 	esac
+}
+
+# expect_one_of VALUE "A B ..." [WHAT]
+expect_one_of() {
+	asserted
+	case " $2 " in
+	*" $1 "*) [ -n "$1" ] && return 0 ;;
+	esac
+	fail "${3:-value}: expected one of $2, got '$1'"
 }
 
 # Whether a process's command line contains TEXT: pgrep -f without procps,
@@ -78,7 +97,16 @@ test_setup() {
 	export T
 }
 
+# at_teardown CMD: CMD (run with eval) when the test ends, however it
+# ends, before its scratch directories go; the last one added runs first.
+# A test never sets an EXIT trap of its own: that would replace this one
+# and leave $T behind.
+at_teardown() {
+	TEARDOWN="$1${TEARDOWN:+; $TEARDOWN}"
+}
+
 test_teardown() {
+	[ -z "${TEARDOWN:-}" ] || eval "$TEARDOWN"
 	for d in "$T" ${HOME_TMP:-}; do
 		chmod -R u+rwX "$d" 2>/dev/null
 		rm -rf "$d"

@@ -49,7 +49,7 @@ net_setup() {
 	command -v curl >/dev/null || skip "curl (curl) is not installed"
 	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
 	HPY=$(command -v python3) || skip "python3 (python3) is not installed"
-	trap stop_servers EXIT
+	at_teardown stop_servers
 	make_certs
 	mkdir -p "$T/www"
 	echo hello >"$T/www/hello.txt"
@@ -374,8 +374,7 @@ test_private_reaches_test_netns() {
 	net_setup
 	ns=isdtest-$$
 	ip netns add "$ns" || skip "ip netns add failed (nested without privileges?)"
-	# shellcheck disable=SC2064
-	trap "stop_servers; ip netns del $ns 2>/dev/null; ip link del isdv$$ 2>/dev/null" EXIT
+	at_teardown "ip netns del $ns 2>/dev/null; ip link del isdv$$ 2>/dev/null"
 	ip link add "isdv$$" type veth peer name eth0 netns "$ns" || skip "creating a veth pair failed"
 	ip addr add 10.213.77.1/30 dev "isdv$$"
 	ip link set "isdv$$" up

@@ -67,9 +67,9 @@ test_tty_interactive_shell() {
 	wait_for quit-131
 	keys 'exit 7' Enter
 	wait_for SESSION-DONE
-	screen | grep -q 'EXIT=7' || fail "exit status through the terminal: $(screen)"
+	expect_contains "$(screen)" 'EXIT=7' "exit status through the terminal"
 	tmux_stop
-	cmp -s "$T/stty.before" "$T/stty.after" || fail "caller's terminal settings changed: $(cat "$T/stty.before") vs $(cat "$T/stty.after")"
+	expect_eq "$(cat "$T/stty.after")" "$(cat "$T/stty.before")" "the caller's terminal settings afterwards"
 }
 
 test_tty_restored_after_kill() {
@@ -77,9 +77,9 @@ test_tty_restored_after_kill() {
 	wait_for SBX:
 	keys 'echo ready; kill -9 $$' Enter
 	wait_for SESSION-DONE
-	screen | grep -q 'EXIT=137' || fail "payload killed by SIGKILL: $(screen)"
+	expect_contains "$(screen)" 'EXIT=137' "payload killed by SIGKILL"
 	tmux_stop
-	cmp -s "$T/stty.before" "$T/stty.after" || fail "terminal settings not restored after the payload was killed"
+	expect_eq "$(cat "$T/stty.after")" "$(cat "$T/stty.before")" "the caller's terminal settings after the payload was killed"
 }
 
 test_tty_no_caller_terminal_fd() {

@@ -189,6 +189,8 @@ test_agent_profile_masks_and_cow() {
 	make_project
 	home_scratch
 	(cd "$P" && HOME=$HOME_TMP "$ISD" exec --print-spec --profile agent --agent omp -- true) >"$T/out" 2>"$T/err"
+	rc=$? err=$(cat "$T/err")
+	expect_rc 0 "--print-spec under the agent profile"
 	python3 -c '
 import json, sys
 w = json.load(open(sys.argv[1]))["workspace"]
