@@ -401,7 +401,7 @@ test_private_reaches_test_netns() {
 # stall for as long as RES_OPTIONS says, and nothing leaves the machine.
 isd_in_test_netns() {
 	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
-	HPY=$(command -v python3) || skip "python3 is not installed"
+	HPY=$(command -v python3) || skip "python3 (python3) is not installed"
 	[ "$(id -u)" -eq 0 ] && u="" || u=-r
 	unshare $u -mn true 2>/dev/null || skip "unshare $u -mn is not permitted here"
 	printf 'nameserver 127.0.0.1\n' >"$T/resolv.conf"
@@ -428,7 +428,7 @@ INNER
 # The sandbox ends while the relay waits for a name: isd neither touches the
 # freed lookup (ASan build) nor waits for it to finish.
 test_netless_exit_during_slow_resolution() {
-	command -v curl >/dev/null || skip "curl is not installed"
+	command -v curl >/dev/null || skip "curl (curl) is not installed"
 	: >"$T/dns.log"
 	isd_in_test_netns "start=\$(date +%s)
 RES_OPTIONS='timeout:25 attempts:1' \"$ISD\" exec --network netless --allow slow.test:80 -v \"$T:/t:ro\" -- sh -c '
@@ -458,7 +458,7 @@ status_kb() {
 # memory stays put (bound: 64 MiB over what it held before the flood), and
 # the connection ends by the DNS idle rule.
 test_netless_dns_tcp_flood_bounded() {
-	[ -x "$SPY" ] || skip "$SPY is not installed"
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
 	mkdir "$T/sync"
 	chmod 777 "$T/sync"
 	"$ISD" exec --network netless --add-host web.test:127.0.0.1 --allow web.test -v "$NETDIR:/net:ro" \
@@ -495,7 +495,7 @@ test_netless_dns_tcp_flood_bounded() {
 # not by the 30 s limit for request heads: a connection that keeps asking
 # lives on, a silent one ends.
 test_netless_dns_tcp_idle_rule() {
-	[ -x "$SPY" ] || skip "$SPY is not installed"
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
 	run_isd exec --network netless --add-host web.test:127.0.0.1 --allow web.test -- "$SPY" -c '
 import socket, struct, time
 q = struct.pack(">HHHHHH", 7, 0x0100, 1, 0, 0, 0) + b"\x03web\x04test\x00" + struct.pack(">HH", 1, 1)
