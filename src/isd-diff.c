@@ -238,7 +238,15 @@ static int file_patch(struct differ *d, const char *path, mode_t old_mode, mode_
 
 	if (old_mode && (r = read_side(d->project_fd, path, old_mode, &old_buf, &old_len, &old_big)) < 0)
 		return isd_error(r, "reading %s in the project", path);
-	if (new_mode && (r = read_side(d->upper_fd, path, new_mode, &new_buf, &new_len, &new_big)) < 0)
+	r = new_mode ? read_side(d->upper_fd, path, new_mode, &new_buf, &new_len, &new_big) : 0;
+	if (r == -ESTALE) {
+		/* A running session's payload swapped something else in. */
+		_cleanup_free_ char *q = isd_quote_path("", path);
+		printf("%s# isd: %s changed while isd diff read it (the session is running): run isd diff again%s\n",
+		       d->color ? "\033[1;31m" : "", q, d->color ? "\033[m" : "");
+		return 0;
+	}
+	if (r < 0)
 		return isd_error(r, "reading %s in the session's upper layer", path);
 	if (old_big || new_big) {
 		_cleanup_free_ char *a = isd_quote_path("a/", path), *b = isd_quote_path("b/", path);

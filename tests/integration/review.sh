@@ -83,6 +83,7 @@ test_diff_escapes_control_bytes() {
 test_apply_all_or_nothing() {
 	make_project
 	cow 'echo agent >keep.txt; echo agent >src/a.txt; mkdir -p new/deep && echo n >new/deep/f; rm Makefile'
+	expect_contains "$err" "session $id keeps 4 changes" "the count at the end of the run"
 	sleep 0.05
 	echo host >"$P/src/a.txt"
 	before=$(cd "$P" && find . -printf '%p %s %m\n' | LC_ALL=C sort)
