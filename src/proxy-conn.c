@@ -58,10 +58,6 @@ void proxy_conn_close(struct isd_proxy *p, struct conn *c)
 	proxy_buf_release(p, &c->in);
 	proxy_buf_release(p, &c->c2u);
 	proxy_buf_release(p, &c->u2c);
-	if (c->pending) {
-		p->mem -= c->pending_len;
-		free(c->pending);
-	}
 	if (c->mem_wait)
 		p->n_mem_wait--;
 	if (c->prev)
@@ -89,21 +85,32 @@ void proxy_free_dead(struct isd_proxy *p)
 /*
  * Memory.  isd runs outside the sandbox's cgroup, so what the relay holds
  * for the payload is bounded here: every buffer has its own cap (RELAY_BUF,
- * the head limit, DNS_OUT_MAX), grows only as data arrives, and all of them
- * together stay under PROXY_MEM_MAX.  A connection whose buffer cannot grow
- * stops reading that side (the kernel's own buffers then push back on the
- * sender) and waits on p's list until memory is released.
+ * the head limit, DNS_OUT_MAX) and is allocated only when data comes.
+ * Up to BUF_FLOOR a buffer is always granted, so that every connection can
+ * move; beyond it, all buffers together stay under PROXY_MEM_MAX.  A
+ * buffer that cannot grow leaves its side unread (the kernel's buffers then
+ * push back on the sender); under pressure, empty buffers give their memory
+ * back, and connections that could not grow are retried (retry_mem_waiters).
  */
+static bool pressure(const struct isd_proxy *p)
+{
+	return p->n_mem_wait || p->mem + RELAY_BUF > PROXY_MEM_MAX;
+}
+
 static bool buf_reserve(struct isd_proxy *p, struct conn *c, struct relay_buf *b, size_t cap, bool force)
 {
 	if (b->cap >= cap)
 		return true;
 	if (!force && p->mem - b->cap + cap > PROXY_MEM_MAX) {
-		if (c && !c->mem_wait) {
-			c->mem_wait = true;
-			p->n_mem_wait++;
+		if (b->cap < BUF_FLOOR)
+			cap = BUF_FLOOR;
+		else {
+			if (c && !c->mem_wait) {
+				c->mem_wait = true;
+				p->n_mem_wait++;
+			}
+			return false;
 		}
-		return false;
 	}
 	b->data = isd_xrealloc(b->data, cap);
 	p->mem += cap - b->cap;
@@ -119,7 +126,7 @@ void proxy_buf_release(struct isd_proxy *p, struct relay_buf *b)
 }
 
 /* For the relay's own short answers (SOCKS replies, error pages, the
- * rewritten request): always taken, but counted. */
+ * rewritten request head, which replaces the one read): always taken. */
 void proxy_buf_append(struct isd_proxy *p, struct relay_buf *b, const void *data, size_t len)
 {
 	if (b->off + b->len + len > b->cap) {
@@ -148,11 +155,12 @@ bool proxy_buf_room(struct isd_proxy *p, struct conn *c, struct relay_buf *b, si
 		if (b->len + want <= b->cap)
 			return true;
 	}
-	/* Grow as data comes: most heads and answers are small. */
-	cap = b->cap ? b->cap * 2 : 4096;
+	/* Heads and answers grow as data comes (most are small); a relay
+	 * buffer that fills at all is soon full: one allocation. */
+	cap = max >= RELAY_BUF && b->cap >= BUF_FLOOR ? max : b->cap ? b->cap * 2 : BUF_FLOOR;
 	while (cap < b->len + want)
 		cap *= 2;
-	return buf_reserve(p, c, b, cap < max ? cap : max, false);
+	return buf_reserve(p, c, b, cap < max ? cap : max, false) && b->off + b->len + want <= b->cap;
 }
 
 /* Reads what is there into b, up to max bytes in total; 1 read something,
@@ -168,12 +176,13 @@ int proxy_buf_fill(struct isd_proxy *p, struct conn *c, int fd, struct relay_buf
 		b->len += (size_t)n;
 		return 1;
 	}
+	if (!b->len && pressure(p))
+		proxy_buf_release(p, b);
 	if (n == 0)
 		return -1;
 	return errno == EAGAIN || errno == EINTR ? 0 : -2;
 }
 
-/* 1 wrote something, 0 nothing to write or EAGAIN, -2 error. */
 int proxy_buf_flush(struct isd_proxy *p, int fd, struct relay_buf *b, uint64_t *count)
 {
 	ssize_t n;
@@ -187,8 +196,7 @@ int proxy_buf_flush(struct isd_proxy *p, int fd, struct relay_buf *b, uint64_t *
 	b->len -= (size_t)n;
 	if (!b->len) {
 		b->off = 0;
-		/* Others wait for memory: an empty buffer gives its share back. */
-		if (p->n_mem_wait)
+		if (pressure(p))
 			proxy_buf_release(p, b);
 	}
 	if (count)
@@ -196,14 +204,22 @@ int proxy_buf_flush(struct isd_proxy *p, int fd, struct relay_buf *b, uint64_t *
 	return 1;
 }
 
-/* Moves the bytes still held from the head phase into the upstream buffer. */
+/* Moves the bytes still held from the head phase into the upstream
+ * buffer: an absolute-URI request rewritten (parsed again: the head is
+ * still in c->in, unchanged since it was checked). */
 void proxy_in_to_upstream(struct isd_proxy *p, struct conn *c)
 {
-	if (c->pending) {
-		proxy_buf_append(p, &c->c2u, c->pending, c->pending_len);
-		p->mem -= c->pending_len;
-		free(c->pending);
-		c->pending = NULL;
+	if (c->head_len) {
+		struct isd_http_request req;
+		size_t len = 0;
+
+		if (isd_http_parse_request(c->in.data + c->in.off, c->in.len, 80, &req) == (int)c->head_len) {
+			_cleanup_free_ char *head = isd_http_rewrite_request(c->in.data + c->in.off, &req, &len);
+			proxy_buf_append(p, &c->c2u, head, len);
+		}
+		c->in.off += c->head_len;
+		c->in.len -= c->head_len;
+		c->head_len = 0;
 	}
 	if (c->in.len)
 		proxy_buf_append(p, &c->c2u, c->in.data + c->in.off, c->in.len);

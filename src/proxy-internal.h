@@ -14,7 +14,8 @@
 #define DNS_OUT_MAX 16384      /* answers the payload has not read yet */
 #define DNS_ANSWER_MAX 1600    /* one answer (a question and one A record) */
 #define DNS_IDLE_TIMEOUT 10    /* s without a query answered or read */
-#define PROXY_MEM_MAX (32u << 20) /* every connection's buffers together */
+#define PROXY_MEM_MAX (32u << 20) /* every connection's buffers together, */
+#define BUF_FLOOR 4096            /* beyond this much per buffer */
 #define HEAD_TIMEOUT 30        /* s: request, greeting, ClientHello */
 #define CONNECT_TIMEOUT 30
 #define LINGER_TIMEOUT 2       /* s: draining after an error answer */
@@ -84,8 +85,7 @@ struct conn {
 	struct isd_addr addrs[16];
 	size_t n_addrs, next_addr;
 	struct isd_addr connected;
-	char *pending;           /* bytes for upstream once connected */
-	size_t pending_len;
+	size_t head_len;         /* absolute URI: its head, still in `in` */
 	uint64_t up, down;
 	time_t deadline;         /* 0 = none */
 	struct resolve_job *job;

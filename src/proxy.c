@@ -258,13 +258,13 @@ static void http_head(struct isd_proxy *p, struct conn *c)
 	snprintf(c->host, sizeof(c->host), "%s", req.host);
 	c->port = req.port;
 	if (req.absolute) {
-		c->pending = isd_http_rewrite_request(c->in.data + c->in.off, &req, &c->pending_len);
-		p->mem += c->pending_len; /* no larger than the head it replaces */
+		/* rewritten once connected (proxy_in_to_upstream) */
+		c->head_len = (size_t)r;
 	} else {
 		c->sni_check = true;
+		c->in.off += (size_t)r;
+		c->in.len -= (size_t)r;
 	}
-	c->in.off += (size_t)r;
-	c->in.len -= (size_t)r;
 	decide(p, c);
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,8 +38,17 @@ static void fuzz_http(const uint8_t *data, size_t size)
 		if (!req.host[0] || !req.port)
 			abort();
 		if (!req.connect) {
+			size_t hosts = 0;
+
 			out = isd_http_rewrite_request(buf, &req, &len);
 			if (len < 4 || memcmp(out + len - 4, "\r\n\r\n", 4))
+				abort();
+			/* one Host field, and it names the checked target */
+			for (const char *l = strchr(out, '\n'); l && l[1]; l = strchr(l + 1, '\n'))
+				if (!strncasecmp(l + 1, "host:", 5))
+					hosts++;
+			if (req.absolute && (hosts != 1 || strncmp(strchr(out, '\n') + 1, "Host: ", 6) ||
+					     !strstr(out, req.host)))
 				abort();
 			free(out);
 		}

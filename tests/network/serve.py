@@ -5,6 +5,9 @@
 serve.py http DIR PORTFILE            HTTP on 127.0.0.1:<free port>
 serve.py https DIR PORTFILE CERT KEY  the same over TLS
 serve.py unix-echo PATH               a unix socket that echoes one line
+serve.py sink PORTFILE GOFILE RESULT  TCP that reads nothing until GOFILE is
+                                      there, then appends each connection's
+                                      byte count to RESULT
 
 GET /host answers with the Host field the server received.
 
@@ -77,6 +80,35 @@ def serve_unix_echo(path):
     srv.serve_forever()
 
 
+def serve_sink(portfile, gofile, resultfile):
+    """Accepts connections and reads nothing until GOFILE exists; then
+    reads each to its end and appends its byte count to RESULTFILE."""
+    import select
+    import time
+
+    l = socket.socket()
+    l.bind((os.environ.get("SERVE_ADDR", "127.0.0.1"), 0))
+    l.listen(1024)
+    with open(portfile + ".tmp", "w") as f:
+        f.write(str(l.getsockname()[1]))
+    os.rename(portfile + ".tmp", portfile)
+    conns = {}
+    while True:
+        reading = os.path.exists(gofile)
+        r, _, _ = select.select([l] + (list(conns) if reading else []), [], [], 0.05)
+        for s in r:
+            if s is l:
+                conns[l.accept()[0]] = 0
+                continue
+            b = s.recv(1 << 16)
+            if b:
+                conns[s] += len(b)
+                continue
+            with open(resultfile, "a") as f:
+                f.write("%d\n" % conns.pop(s))
+            s.close()
+
+
 def main():
     signal.signal(signal.SIGTERM, lambda *a: os._exit(0))
     lifetime()
@@ -85,6 +117,8 @@ def main():
         serve_http(sys.argv[2], sys.argv[3])
     elif kind == "https":
         serve_http(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+    elif kind == "sink":
+        serve_sink(sys.argv[2], sys.argv[3], sys.argv[4])
     elif kind == "unix-echo":
         serve_unix_echo(sys.argv[2])
     else:
