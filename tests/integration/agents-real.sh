@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Real agents from the npm registry, as people install them, each running
+# one real turn in `isd exec -- AGENT` against a scripted model on
+# 127.0.0.1 (tests/integration/fake-model.py, reached with --forward).  The
+# model's one tool call writes a project file and runs
+# `rm -rf "$HOME"/* "$HOME"/.[!.]*`: the project change must wait in the
+# session (isd diff), isd apply must take it, and the caller's home must be
+# unchanged.  .ci/run installs the agents into the CI user's
+# ~/agent-home (ISD_TEST_AGENT_HOME); without them the tests skip.
+
+agent_home() {
+	AH=${ISD_TEST_AGENT_HOME:-$HOME/agent-home}
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
+	command -v timeout >/dev/null || skip "timeout (coreutils) is not installed"
+}
+
+# need_agent BIN INSTALL: skip unless AH/.local/bin/BIN exists
+need_agent() {
+	[ -x "$AH/.local/bin/$1" ] ||
+		skip "$1 is not installed in $AH: HOME=$AH npm install -g --prefix ~/.local $2 (.ci/run does it)"
+}
+
+# Everything in the agents' home except the agents' own state: names,
+# types, sizes, modes, times and link targets.
+home_hash() {
+	(cd "$AH" && find . \( -path ./.omp -o -path ./.pi \) -prune -o -printf '%p %y %s %m %T@ %l\n' | LC_ALL=C sort | sha256sum)
+}
+
+# start_model: the scripted model, its port in $PORT
+start_model() {
+	python3 "$ISD_TEST_SRCDIR/tests/integration/fake-model.py" \
+		"echo agent-was-here >\"$T/proj/created.txt\"; rm -rf \"\$HOME\"/* \"\$HOME\"/.[!.]*; echo removed" \
+		"$T/model.log" >"$T/port" 2>"$T/model.err" &
+	MODEL_PID=$!
+	for _ in $(seq 50); do
+		PORT=$(cat "$T/port" 2>/dev/null)
+		[ -n "$PORT" ] && return 0
+		sleep 0.1
+	done
+	fail "the fake model did not start: $(cat "$T/model.err")"
+}
+
+stop_model() {
+	kill "$MODEL_PID" 2>/dev/null
+	wait "$MODEL_PID" 2>/dev/null
+}
+
+# run_real_agent ARGS...: in $T/proj, the agent's turn, then the checks
+run_real_agent() {
+	mkdir -p "$T/proj" "$T/state"
+	echo original >"$T/proj/README"
+	before=$(home_hash)
+	cd "$T/proj" || fail "cd"
+	HOME=$AH PATH=$AH/.local/bin:/usr/bin:/bin XDG_STATE_HOME=$T/state XDG_CACHE_HOME=$T/cache \
+		timeout 300 "$ISD" exec --forward "$PORT:127.0.0.1:$PORT" "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	stop_model
+	[ "$rc" -eq 0 ] || fail "the agent's turn: exit $rc (stderr: $err) (model: $(cat "$T/model.log" 2>/dev/null))"
+	grep -q '"done": true' "$T/model.log" || fail "the agent never returned the tool's result (model: $(cat "$T/model.log"))"
+	[ ! -e "$T/proj/created.txt" ] || fail "the project changed before isd apply"
+	expect_eq "$(home_hash)" "$before" "the caller's home after rm -rf \$HOME/*"
+	XDG_STATE_HOME=$T/state run_isd diff --stat
+	expect_rc 0 "isd diff"
+	expect_contains "$out" "created.txt"
+	XDG_STATE_HOME=$T/state run_isd apply
+	expect_rc 0 "isd apply"
+	expect_eq "$(cat "$T/proj/created.txt")" agent-was-here "the applied file"
+}
+
+# omp on bun from npm (~/.local/bin/bun -> ../lib/node_modules/bun/bin/bun.exe)
+test_agents_real_omp() {
+	agent_home
+	need_agent omp "bun@1.4 @oh-my-pi/pi-coding-agent@18.2.3"
+	need_agent bun "bun@1.4"
+	start_model
+	mkdir -p "$AH/.omp/agent"
+	cat >"$AH/.omp/agent/models.yml" <<EOF
+providers:
+  fake:
+    baseUrl: http://127.0.0.1:$PORT/v1
+    api: openai-completions
+    apiKey: x
+    models:
+      - id: fake-model
+EOF
+	run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
+}
+
+# pi on node (~/.local/bin/pi -> ../lib/node_modules/@mariozechner/pi-coding-agent/...)
+test_agents_real_pi() {
+	agent_home
+	need_agent pi "@mariozechner/pi-coding-agent@0.73.1"
+	start_model
+	mkdir -p "$AH/.pi/agent"
+	cat >"$AH/.pi/agent/models.json" <<EOF
+{"providers": {"fake": {"baseUrl": "http://127.0.0.1:$PORT/v1", "api": "openai-completions", "apiKey": "x",
+  "models": [{"id": "fake-model", "name": "fake-model"}]}}}
+EOF
+	run_real_agent -e PI_OFFLINE=1 -- pi -p --provider fake --model fake-model "Write the file, then clean up."
+}
