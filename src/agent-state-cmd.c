@@ -55,6 +55,51 @@ static void print_value(const char *label, const char *v)
 	printf("      %s %s\n", label, vis ? vis : "(none)");
 }
 
+/* The first lines of a held file, made visible: what would run. */
+static void print_preview(struct state_store *s, size_t i, const struct isd_change *c)
+{
+	_cleanup_free_ char *up = isd_xasprintf("%zu/upper", i), *text = NULL;
+	_cleanup_close_ int root = -1, p = -1, fd = -1;
+	const char *name;
+	char buf[1024];
+	ssize_t n;
+	size_t lines = 0;
+
+	if (!S_ISREG(c->new_mode))
+		return;
+	root = s->layers[i].dir ? openat(s->dir_fd, up, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+				: openat(s->dir_fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return;
+	if (s->layers[i].dir) {
+		p = open_parent_beneath(root, c->path, &name);
+	} else {
+		_cleanup_free_ char *l = isd_xasprintf("%zu", i);
+		p = openat(root, l, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		name = "file";
+	}
+	if (p < 0 || (fd = openat(p, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	if (memchr(buf, '\0', (size_t)n) || (n >= 4 && !memcmp(buf, "\177ELF", 4))) {
+		printf("      (binary, %s)\n", n >= 4 && !memcmp(buf, "\177ELF", 4) ? "ELF" : "not text");
+		return;
+	}
+	for (char *line = buf, *nl; line && *line && lines < 8; line = nl, lines++) {
+		_cleanup_free_ char *vis = NULL;
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl++ = '\0';
+		vis = isd_guard_visible(line, 200);
+		printf("      | %s\n", vis);
+	}
+	if (lines == 8 || (size_t)n == sizeof(buf) - 1)
+		printf("      | ...\n");
+}
+
 static size_t print_layer(struct state_store *s, size_t i, bool color)
 {
 	struct state_items it;
@@ -70,8 +115,16 @@ static size_t print_layer(struct state_store *s, size_t i, bool color)
 		_cleanup_free_ char *shown = isd_quote_path("~/", rel);
 		_cleanup_free_ char *why = NULL;
 
-		if (e->guard.hold == ISD_HOLD_TRANSIENT || (e->guard.hold == ISD_HOLD_WHOLE && !e->guard.why))
+		if (e->guard.hold == ISD_HOLD_TRANSIENT)
 			continue;
+		if (e->guard.hold == ISD_HOLD_WHOLE && !e->guard.why) {
+			/* In a held directory: listed under it. */
+			if (!S_ISDIR(e->change.new_mode)) {
+				printf("    %s\n", shown);
+				print_preview(s, i, &e->change);
+			}
+			continue;
+		}
 		if (e->guard.hold == ISD_HOLD_NONE && S_ISDIR(e->change.new_mode))
 			continue;
 		n++;
@@ -89,6 +142,7 @@ static size_t print_layer(struct state_store *s, size_t i, bool color)
 						      : isd_xstrdup("not code-bearing, but not merged (over the backup bound, or refused)");
 		printf("  %s%s%s: %s %s: %s\n", color ? "\033[1m" : "", shown, color ? "\033[m" : "",
 		       e->guard.hold == ISD_HOLD_WHOLE ? "executable configuration," : "pending,", status_word(&e->change), why);
+		print_preview(s, i, &e->change);
 	}
 	state_items_free(&it);
 	return n;

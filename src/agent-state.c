@@ -71,9 +71,18 @@ int isd_agent_state_add(struct isd_spec *spec, const char *home, const char *age
 			_cleanup_free_ char *path = isd_xasprintf("%s/%s", home, list[i]);
 			struct isd_mount *m;
 
+			_cleanup_free_ char *root = state_root();
+			size_t n = strlen(path);
+
 			/* The user's own -v for it wins. */
 			if (isd_spec_find_mount(spec, path) >= 0)
 				continue;
+			/* The store would lie in its own lower layer (overlayfs
+			 * refuses it), and the payload would see its own upper. */
+			if (!strncmp(root, path, n) && (root[n] == '/' || !root[n]))
+				return isd_error(0, "--agent-state %s: the state %s contains isd's store %s; name a narrower "
+						 "directory in agents.conf%s%s", agent, path, root, a ? " (" : "", a ? a->origin : "");
+
 			m = isd_spec_add_mount(spec);
 			m->type = kind == 0 ? ISD_MOUNT_OVERLAY : ISD_MOUNT_BIND;
 			m->source = isd_xstrdup(path);
@@ -846,6 +855,48 @@ size_t isd_agent_state_end(struct isd_agent_state_run *run)
 		store_remove(&run->store);
 	run_free(run);
 	return held;
+}
+
+/* Programs installed the way agents are (npm, bun, under the home): their
+ * failure without a profile is most likely the read-only, empty home. */
+static bool looks_like_agent(const struct isd_spec *spec, const char *home)
+{
+	const char *cmd = spec->argv ? spec->argv[0] : NULL;
+	const char *origin = isd_spec_get_origin(spec, "command");
+	size_t n = home ? strlen(home) : 0;
+	char line[128] = "";
+	FILE *f;
+
+	if (!cmd || cmd[0] != '/')
+		return false;
+	if (strstr(cmd, "/node_modules/") || (origin && !strcmp(origin, "command resolution") && n &&
+					      !strncmp(cmd, home, n) && cmd[n] == '/'))
+		return true;
+	f = fopen(cmd, "re");
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	return !strncmp(line, "#!", 2) && (strstr(line, "node") || strstr(line, "bun") || strstr(line, "deno"));
+}
+
+void isd_agent_state_hint_at_exit(const struct isd_spec *spec, const char *home, int exit_code)
+{
+	const char *base;
+
+	if (exit_code < 1 || exit_code > 125 || spec->agent || spec->agent_state || !looks_like_agent(spec, home))
+		return;
+	for (size_t i = 0; spec->profiles && spec->profiles[i]; i++)
+		if (strcmp(spec->profiles[i], "none"))
+			return;
+	base = spec->command_name ? spec->command_name : spec->argv[0];
+	if (strrchr(base, '/'))
+		base = strrchr(base, '/') + 1;
+	fprintf(stderr, "isd: %s exited with %d without a profile: your home is read-only and empty inside, so what it "
+			"writes there fails (EROFS, ENOENT); for a coding agent add --agent %s (its state in ~/.%s, or an "
+			"entry in ~/.config/isd/profiles/agents.conf) or --profile agent\n",
+		base, exit_code, base, base);
 }
 
 int isd_agent_state_new_overlay(const char *lower, const char *upper, const char *work)

@@ -829,6 +829,7 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		goto out;
 	}
 	spec->argv = isd_strv_copy(args.argv + optind);
+	spec->command_name = isd_xstrdup(spec->argv[0]);
 
 	/* What fails from here on is blamed on where its option came from,
 	 * not on the last option read. */

@@ -675,6 +675,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	}
 	if (cg.dirfd >= 0)
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
+	if (r == 0 && WIFEXITED(status))
+		isd_agent_state_hint_at_exit(spec, getenv("HOME"), exit_code);
 out:
 	/* Held state is shown by isd diff of the session: it stays. */
 	if (isd_agent_state_end(agent_state) && have_session)

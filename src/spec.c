@@ -32,6 +32,7 @@ void isd_spec_free(struct isd_spec *spec)
 	isd_strv_free(spec->origins);
 	free(spec->agent);
 	free(spec->agent_state);
+	free(spec->command_name);
 	free(spec->mounts);
 	isd_workspace_free(&spec->workspace);
 	free(spec->workdir);

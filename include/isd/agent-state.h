@@ -58,6 +58,10 @@ int isd_agent_state_new_overlay(const char *lower, const char *upper, const char
 /* Child side: the detached mount for spec mount i (agent_state). */
 int isd_agent_state_clone(const struct isd_mount *m, size_t i, const struct isd_mount_extras *extras);
 
+/* One line when a program installed like an agent failed in the bare
+ * runtime, whose home is read-only: it names --agent NAME. */
+void isd_agent_state_hint_at_exit(const struct isd_spec *spec, const char *home, int exit_code);
+
 /* isd gc: merge the stores of crashed sandboxes, drop old backups. */
 void isd_agent_state_gc(bool dry_run);
 

@@ -135,6 +135,7 @@ struct isd_spec {
 	char **profiles; /* profiles applied, in order */
 	char *agent;     /* the agent this sandbox is for, or NULL */
 	char *agent_state; /* --agent-state NAME: whose table entry guards the state */
+	char *command_name; /* argv[0] as given, before command resolution */
 	/* Where each setting came from, for --print-spec: "key\torigin". */
 	char **origins;
 

@@ -268,3 +268,29 @@ EOF
 	after=$(cd "$h/.omp" && find . -print0 | sort -z | xargs -0 ls -ld --time-style=+ | awk '{print $1, $5, $7, $8, $9}'; cat agent/models.yml agent/sessions/*)
 	expect_eq "$after" "$before" "the host's state after isd state restore"
 }
+
+# An agent isd does not know, installed with npm under the home, dies on the
+# read-only home of the bare runtime: one line names --agent NAME.
+test_unknown_agent_failure_names_agent_option() {
+	state_home
+	pkg=$h/.npm-global/lib/node_modules/qwen2
+	mkdir -p "$pkg/bin" "$h/.local/bin"
+	printf '#!/bin/sh\nmkdir -p ~/.qwen2 || exit 1\necho made\n' >"$pkg/bin/cli.js"
+	chmod +x "$pkg/bin/cli.js"
+	ln -s ../../.npm-global/lib/node_modules/qwen2/bin/cli.js "$h/.local/bin/qwen2"
+	(cd "$proj" && HOME=$h PATH=$h/.local/bin:/usr/bin:/bin "$ISD" exec -- qwen2) >"$T/out" 2>"$T/err"
+	rc=$?
+	err=$(cat "$T/err")
+	expect_rc 1 "qwen2 in the bare runtime"
+	[ "$(printf '%s\n' "$err" | grep -c '^isd:')" -eq 1 ] || fail "one isd: line: $err"
+	expect_contains "$err" "--agent qwen2"
+	expect_contains "$err" "--profile agent"
+	# with --agent it keeps its state
+	(cd "$proj" && HOME=$h PATH=$h/.local/bin:/usr/bin:/bin "$ISD" exec --agent qwen2 -- qwen2) >"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 0 "with --agent qwen2: $(cat "$T/err")"
+	[ -d "$h/.qwen2" ] || fail "~/.qwen2 not on the host"
+	# a failing ordinary command gets no such line
+	(cd "$proj" && HOME=$h "$ISD" exec -- false) >"$T/out" 2>"$T/err"
+	expect_not_contains "$(cat "$T/err")" "--agent"
+}
