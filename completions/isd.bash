@@ -546,7 +546,7 @@ _isd_session_cmd()
     local cur=${_isd_words[_isd_cword]} opts
     case ${_isd_words[1]} in
     diff) opts=$'--stat\n--name-only\n--ignored\n--color\n--color=always\n--color=never\n--color=auto\n--help' ;;
-    apply) opts=$'--force\n--include-ignored\n--help' ;;
+    apply) opts=$'--force\n--include-ignored\n--state\n--help' ;;
     esac
     if [[ $cur == -* ]]; then
         _isd_add "$cur" "$opts"
@@ -591,7 +591,7 @@ _isd()
 
     if ((_isd_cword == 1)); then
         local w
-        for w in exec run build image profile session diff apply discard \
+        for w in exec run build image profile session diff apply discard state \
             doctor seccomp gc version help --version --help; do
             [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
         done
@@ -638,6 +638,13 @@ _isd()
         ;;
     discard)
         ((_isd_cword == 2)) && _isd_add "$cur" "$(_isd_session_ids)"$'\n--all'
+        ;;
+    state)
+        if ((_isd_cword == 2)); then
+            _isd_add "$cur" $'list\ndiff\napply\nrestore\ndiscard\n--help'
+        elif ((_isd_cword == 3)) && [[ ${_isd_words[2]} != list ]]; then
+            _isd_add "$cur" "$(_isd_column -h state list)"
+        fi
         ;;
     doctor)
         ((_isd_cword == 2)) && _isd_add "$cur" --json

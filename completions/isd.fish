@@ -112,6 +112,7 @@ complete -c isd -n 'not __isd_command >/dev/null' -a session -d 'List the copy-o
 complete -c isd -n 'not __isd_command >/dev/null' -a diff -d 'Show the changes of a session'
 complete -c isd -n 'not __isd_command >/dev/null' -a apply -d 'Copy the changes of a session into its project'
 complete -c isd -n 'not __isd_command >/dev/null' -a discard -d 'Drop a session and its changes'
+complete -c isd -n 'not __isd_command >/dev/null' -a state -d 'The agent state stores'
 complete -c isd -n 'not __isd_command >/dev/null' -a doctor -d 'Check what this host allows'
 complete -c isd -n 'not __isd_command >/dev/null' -a seccomp -d 'Check and list seccomp profiles'
 complete -c isd -n 'not __isd_command >/dev/null' -a gc -d 'Remove cgroups left by crashed runs'
@@ -206,6 +207,9 @@ complete -c isd -n '__isd_is diff' -l color -a 'auto always never' -d 'Colour th
 complete -c isd -n '__isd_is apply' -l force -d 'Overwrite files changed on the host'
 complete -c isd -n '__isd_is apply' -l include-ignored -d 'Also apply what .gitignore ignores'
 complete -c isd -n '__isd_is discard' -l all -d 'Every stopped session of the project'
+complete -c isd -n '__isd_is apply' -l state -d 'Take the held agent state instead'
+complete -c isd -n '__isd_is state; and not __fish_seen_subcommand_from list diff apply restore discard' -a 'list diff apply restore discard'
+complete -c isd -n '__isd_is state; and __fish_seen_subcommand_from diff apply restore discard' -a '(isd state list 2>/dev/null | tail -n +2 | string split -f1 " ")' -d Store
 
 # isd doctor, seccomp, gc
 complete -c isd -n '__isd_is doctor' -l json -d 'JSON output'

@@ -571,7 +571,7 @@ static int discard(const char *arg)
 	return 0;
 }
 
-void isd_agent_state_gc(bool dry_run)
+void isd_agent_state_gc(bool dry_run, bool full)
 {
 	_cleanup_free_ char *root = state_root();
 	_cleanup_strv_ char **ids = store_ids(root);
@@ -581,10 +581,14 @@ void isd_agent_state_gc(bool dry_run)
 	} *backups = NULL;
 	size_t n_backups = 0;
 
+	/* Before each sandbox only what a crash left is merged (cheap: one
+	 * small file per store), unless the stores pile up. */
+	if (!full && isd_strv_len(ids) > 2 * KEEP_BACKUP_STORES)
+		full = true;
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct state_store s;
 
-		if (store_load(root, ids[i], &s) < 0 || store_lock(&s, false) < 0) {
+		if (store_load(root, ids[i], &s) < 0 || (!full && s.merged) || store_lock(&s, false) < 0) {
 			isd_error_clear();
 			store_free(&s);
 			continue;

@@ -717,7 +717,9 @@ size_t store_merge(struct state_store *s, bool quiet)
 	for (size_t i = 0; i < s->n_layers; i++)
 		held += merge_layer(s, i, &merged);
 	s->merged = true;
-	(void)store_save(s);
+	/* A store that is removed right after needs no record. */
+	if (held || s->backup_files)
+		(void)store_save(s);
 	if (!quiet && held)
 		fprintf(stderr, "isd: the agent's state: %zu code-bearing change%s held (isd diff shows %s; "
 				"isd apply --state %s takes %s)\n",
@@ -762,7 +764,7 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct is
 	*out = NULL;
 	if (!spec->agent_state)
 		return 0;
-	isd_agent_state_gc(false);
+	isd_agent_state_gc(false, false);
 	root = state_root();
 	r = isd_mkdir_p(root, 0700);
 	if (r < 0)

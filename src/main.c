@@ -33,6 +33,8 @@ static void usage(FILE *out)
 	      "  diff [ID] [PATH...]          what a session changed, git-style (isd diff --help)\n"
 	      "  apply [ID] [PATH...]         copy a stopped session's changes into its project\n"
 	      "  discard [ID]                 remove a stopped session and its changes\n"
+	      "  apply --state [ID]           take what the agent wrote into its own state and isd holds\n"
+	      "  state list|diff|apply|restore|discard  the agent state stores (isd state --help)\n"
 	      "  gc                           remove cgroups left by crashed isd runs\n"
 	      "  version                      print the version\n",
 	      out);
@@ -145,10 +147,10 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "session") || !strcmp(cmd, "sessions"))
 		return isd_session_cmd_session(argc - 1, argv + 1);
 	if (!strcmp(cmd, "gc")) {
-		bool dry = argc > 2 && !strcmp(argv[2], "--dry-run");
+		bool dry = argc > 2 && (!strcmp(argv[2], "--dry-run") || !strcmp(argv[2], "-n"));
 		int r = isd_cgroup_gc_main(argc - 1, argv + 1);
 		if (r == 0)
-			isd_agent_state_gc(dry);
+			isd_agent_state_gc(dry, true);
 		return r;
 	}
 	if (!strcmp(cmd, "state"))

@@ -62,8 +62,9 @@ int isd_agent_state_clone(const struct isd_mount *m, size_t i, const struct isd_
  * runtime, whose home is read-only: it names --agent NAME. */
 void isd_agent_state_hint_at_exit(const struct isd_spec *spec, const char *home, int exit_code);
 
-/* isd gc: merge the stores of crashed sandboxes, drop old backups. */
-void isd_agent_state_gc(bool dry_run);
+/* isd gc (full): merge the stores of crashed sandboxes, drop old backups
+ * and stores that hold nothing.  Not full: only the merge. */
+void isd_agent_state_gc(bool dry_run, bool full);
 
 /* `isd diff`: the "state" section of store id, if it holds anything
  * (nothing printed otherwise).  Returns how many items it printed. */

@@ -294,3 +294,34 @@ test_unknown_agent_failure_names_agent_option() {
 	(cd "$proj" && HOME=$h "$ISD" exec -- false) >"$T/out" 2>"$T/err"
 	expect_not_contains "$(cat "$T/err")" "--agent"
 }
+
+# isd killed while the agent runs: the next isd gc (or agent run) merges
+# what the store holds, and still holds what is code-bearing.
+test_crashed_store_merged_by_gc() {
+	state_home
+	fake_agent omp <<'EOF2'
+mkdir -p ~/.omp/agent/sessions ~/.omp/agent/extensions
+echo turn >~/.omp/agent/sessions/s.jsonl
+echo 'evil()' >~/.omp/agent/extensions/e.ts
+exec sleep 60
+EOF2
+	(cd "$proj" && HOME=$h PATH=$bin:/usr/bin:/bin exec "$ISD" exec -- omp) >"$T/out" 2>"$T/err" </dev/null &
+	pid=$!
+	for i in $(seq 100); do
+		ls "$h"/.local/state/isd/agent-state/*/0/upper/agent/sessions/s.jsonl >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null
+	[ ! -e "$h/.omp/agent/sessions/s.jsonl" ] || fail "merged although isd was killed (the test needs a crash)"
+	for i in $(seq 50); do
+		(HOME=$h "$ISD" state list 2>/dev/null | grep -q running) || break
+		sleep 0.1
+	done
+	(cd "$proj" && HOME=$h "$ISD" gc) >"$T/out" 2>"$T/err"
+	expect_contains "$(cat "$T/err")" "merged the agent state of session"
+	[ -f "$h/.omp/agent/sessions/s.jsonl" ] || fail "isd gc did not merge the transcript: $(cat "$T/err")"
+	[ ! -e "$h/.omp/agent/extensions" ] || fail "isd gc merged the extension"
+	(cd "$proj" && HOME=$h "$ISD" state diff) >"$T/out" 2>"$T/err"
+	expect_contains "$(cat "$T/out")" "~/.omp/agent/extensions"
+}
