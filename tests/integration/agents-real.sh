@@ -26,6 +26,11 @@ home_hash() {
 	(cd "$AH" && find . \( -path ./.omp -o -path ./.pi \) -prune -o -printf '%p %y %s %m %T@ %l\n' | LC_ALL=C sort | sha256sum)
 }
 
+# The agents' own state, file by file with its content's hash.
+state_files() {
+	(cd "$AH" && find .omp .pi -type f -exec sha256sum {} + 2>/dev/null | LC_ALL=C sort)
+}
+
 # start_model: the scripted model, its port in $PORT
 start_model() {
 	python3 "$ISD_TEST_SRCDIR/tests/integration/fake-model.py" \
@@ -50,6 +55,7 @@ run_real_agent() {
 	mkdir -p "$T/proj" "$T/state"
 	echo original >"$T/proj/README"
 	before=$(home_hash)
+	state_files >"$T/state.before"
 	cd "$T/proj" || fail "cd"
 	HOME=$AH PATH=$AH/.local/bin:/usr/bin:/bin XDG_STATE_HOME=$T/state XDG_CACHE_HOME=$T/cache \
 		timeout 300 "$ISD" exec --forward "$PORT:127.0.0.1:$PORT" "$@" >"$T/out" 2>"$T/err" </dev/null
@@ -61,6 +67,15 @@ run_real_agent() {
 	grep -q '"done": true' "$T/model.log" || fail "the agent never returned the tool's result (model: $(cat "$T/model.log"))"
 	[ ! -e "$T/proj/created.txt" ] || fail "the project changed before isd apply"
 	expect_eq "$(home_hash)" "$before" "the caller's home after rm -rf \$HOME/*"
+	# The agent's own state went with the rm -rf (merged at exit);
+	# isd state restore brings every file of it back as it was.
+	state_files >"$T/state.merged"
+	[ -n "$(LC_ALL=C comm -23 "$T/state.before" "$T/state.merged")" ] || fail "the rm -rf of the state did not reach the host (the test needs it to)"
+	HOME=$AH XDG_STATE_HOME=$T/state run_isd state restore
+	expect_rc 0 "isd state restore"
+	state_files >"$T/state.after"
+	missing=$(LC_ALL=C comm -23 "$T/state.before" "$T/state.after")
+	[ -z "$missing" ] || fail "not restored: $missing"
 	XDG_STATE_HOME=$T/state run_isd diff --stat
 	expect_rc 0 "isd diff"
 	expect_contains "$out" "created.txt"
