@@ -63,7 +63,13 @@ static void lexical_dirs(char ***paths, char ***what)
 	const char *run = getenv("XDG_RUNTIME_DIR");
 	struct stat st;
 
+	const char *home = getenv("HOME");
+
 	for (size_t i = 0; i < sizeof(xdg_dirs) / sizeof(xdg_dirs[0]); i++) {
+		const char *v = getenv(xdg_dirs[i].var);
+		/* Without either, isd uses no such directory. */
+		if (!(v && v[0] == '/') && !(home && home[0] == '/' && home[1]))
+			continue;
 		isd_strv_push(paths, isd_xdg_path(xdg_dirs[i].var, xdg_dirs[i].fallback, "isd"));
 		isd_strv_push(what, isd_xstrdup(xdg_dirs[i].what));
 	}

@@ -6,18 +6,20 @@
 # `rm -rf "$HOME"/* "$HOME"/.[!.]*`: the project change must wait in the
 # session (isd diff), isd apply must take it, and the caller's home must be
 # unchanged.  .ci/run installs the agents into the CI user's
-# ~/agent-home (ISD_TEST_AGENT_HOME); without them the tests skip.
+# ~/agent-home (ISD_TEST_AGENT_HOME) with npm, and omp with bun's own
+# layout into ~/agent-home-bun (ISD_TEST_AGENT_HOME_BUN); without them the
+# tests skip.
 
 agent_home() {
-	AH=${ISD_TEST_AGENT_HOME:-$HOME/agent-home}
+	AH=${1:-${ISD_TEST_AGENT_HOME:-$HOME/agent-home}}
 	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
 	command -v timeout >/dev/null || skip "timeout (coreutils) is not installed"
 }
 
-# need_agent BIN INSTALL: skip unless AH/.local/bin/BIN exists
+# need_agent BIN INSTALL [DIR]: skip unless AH/DIR/BIN (DIR .local/bin) exists
 need_agent() {
-	[ -x "$AH/.local/bin/$1" ] ||
-		skip "$1 is not installed in $AH: HOME=$AH npm install -g --prefix ~/.local $2 (.ci/run does it)"
+	[ -x "$AH/${3:-.local/bin}/$1" ] ||
+		skip "$1 is not installed in $AH/${3:-.local/bin}: HOME=$AH $2 (.ci/run does it)"
 }
 
 # Everything in the agents' home except the agents' own state: names,
@@ -57,7 +59,7 @@ run_real_agent() {
 	before=$(home_hash)
 	state_files >"$T/state.before"
 	cd "$T/proj" || fail "cd"
-	HOME=$AH PATH=$AH/.local/bin:/usr/bin:/bin XDG_STATE_HOME=$T/state XDG_CACHE_HOME=$T/cache \
+	HOME=$AH PATH=${AGENT_PATH:-$AH/.local/bin}:/usr/bin:/bin XDG_STATE_HOME=$T/state XDG_CACHE_HOME=$T/cache \
 		timeout 300 "$ISD" exec --forward "$PORT:127.0.0.1:$PORT" "$@" >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	out=$(cat "$T/out")
@@ -84,12 +86,7 @@ run_real_agent() {
 	expect_eq "$(cat "$T/proj/created.txt")" agent-was-here "the applied file"
 }
 
-# omp on bun from npm (~/.local/bin/bun -> ../lib/node_modules/bun/bin/bun.exe)
-test_agents_real_omp() {
-	agent_home
-	need_agent omp "bun@1.4 @oh-my-pi/pi-coding-agent@18.2.3"
-	need_agent bun "bun@1.4"
-	start_model
+omp_models() {
 	mkdir -p "$AH/.omp/agent"
 	cat >"$AH/.omp/agent/models.yml" <<EOF
 providers:
@@ -100,13 +97,22 @@ providers:
     models:
       - id: fake-model
 EOF
+}
+
+# omp on bun from npm (~/.local/bin/bun -> ../lib/node_modules/bun/bin/bun.exe)
+test_agents_real_omp() {
+	agent_home
+	need_agent omp "npm install -g --prefix ~/.local bun@1.4 @oh-my-pi/pi-coding-agent@18.2.3"
+	need_agent bun "npm install -g --prefix ~/.local bun@1.4"
+	start_model
+	omp_models
 	run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
 }
 
 # pi on node (~/.local/bin/pi -> ../lib/node_modules/@mariozechner/pi-coding-agent/...)
 test_agents_real_pi() {
 	agent_home
-	need_agent pi "@mariozechner/pi-coding-agent@0.73.1"
+	need_agent pi "npm install -g --prefix ~/.local @mariozechner/pi-coding-agent@0.73.1"
 	start_model
 	mkdir -p "$AH/.pi/agent"
 	cat >"$AH/.pi/agent/models.json" <<EOF
@@ -114,4 +120,16 @@ test_agents_real_pi() {
   "models": [{"id": "fake-model", "name": "fake-model"}]}}}
 EOF
 	run_real_agent -e PI_OFFLINE=1 -- pi -p --provider fake --model fake-model "Write the file, then clean up."
+}
+
+# omp from bun install -g, with bun where bun's installer puts it
+# (~/.bun/bin/bun, ~/.bun/bin/omp -> ../install/global/node_modules/...):
+# its dependencies sit beside it in bun's global node_modules.
+test_agents_real_omp_bun_global() {
+	agent_home "${ISD_TEST_AGENT_HOME_BUN:-$HOME/agent-home-bun}"
+	need_agent bun "bun's installer (or a copy of npm's bun.exe as ~/.bun/bin/bun)" .bun/bin
+	need_agent omp "bun install -g @oh-my-pi/pi-coding-agent@18.2.3" .bun/bin
+	start_model
+	omp_models
+	AGENT_PATH=$AH/.bun/bin run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
 }
