@@ -386,7 +386,7 @@ static int stage_one(struct run *run, size_t i)
 {
 	const struct isd_change *e = &run->a->changes->v[i];
 	struct plan *p = &run->plan[i];
-	_cleanup_free_ char *at = staged_path(run, i);
+	_cleanup_free_ char *at = staged_path(run, i), *tmp = NULL;
 	_cleanup_close_ int dfd = -1, upfd = -1;
 	const char *name, *uname;
 	struct stat ust;
@@ -398,20 +398,22 @@ static int stage_one(struct run *run, size_t i)
 	if (dfd < 0)
 		return isd_error(dfd, "opening the directory of %s in the project", e->path);
 	if (!at)
-		name = p->tmp = temp_name();
+		name = tmp = temp_name();
 	remember_fs(run, dfd);
 	if (S_ISDIR(e->new_mode)) {
 		/* Writable until its entries are in; its mode comes last. */
 		if (mkdirat(dfd, name, 0700) < 0)
 			return isd_error(-errno, "creating %s", e->path);
-		return 0;
+	} else {
+		upfd = open_parent(run->a->upper_fd, e->path, &uname);
+		if (upfd < 0 || fstatat(upfd, uname, &ust, AT_SYMLINK_NOFOLLOW) < 0)
+			return isd_error(upfd < 0 ? upfd : -errno, "reading %s in the session's upper layer", e->path);
+		r = make_copy(upfd, uname, dfd, name, &ust, p->mode);
+		if (r < 0)
+			return isd_error(r == -EBADFD ? -EINVAL : r, "writing a copy of %s next to it", e->path);
 	}
-	upfd = open_parent(run->a->upper_fd, e->path, &uname);
-	if (upfd < 0 || fstatat(upfd, uname, &ust, AT_SYMLINK_NOFOLLOW) < 0)
-		return isd_error(upfd < 0 ? upfd : -errno, "reading %s in the session's upper layer", e->path);
-	r = make_copy(upfd, uname, dfd, name, &ust, p->mode);
-	if (r < 0)
-		return isd_error(r == -EBADFD ? -EINVAL : r, "writing a copy of %s next to it", e->path);
+	/* Only what this apply created is ever removed again (unstage). */
+	p->tmp = isd_steal_ptr(tmp);
 	return 0;
 }
 

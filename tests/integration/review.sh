@@ -313,3 +313,23 @@ test_choosing_the_session() {
 	[ -z "$(sessions)" ] || fail "discard --all left $(sessions)"
 	cd "$T" || fail "cd"
 }
+
+# A write that fails while staging (a directory of the project that is
+# read-only on the host) leaves the project as it was: nothing of the
+# change set is in place, no temporary file is left.
+test_apply_staging_failure_changes_nothing() {
+	make_project
+	[ "$(id -u)" -ne 0 ] || skip "root writes into read-only directories (run as a user)"
+	mkdir "$P/ro" && echo old >"$P/ro/f"
+	sleep 0.05
+	cow 'echo agent >keep.txt; echo new >ro/f2; rm Makefile'
+	chmod 555 "$P/ro"
+	at_teardown "chmod 755 '$P/ro'"
+	before=$(cd "$P" && find . -printf '%p %s %m\n' | LC_ALL=C sort)
+	run_isd apply "$id"
+	expect_rc 125 "apply with a directory it cannot write"
+	expect_contains "$err" "ro/f2"
+	expect_eq "$(cd "$P" && find . -printf '%p %s %m\n' | LC_ALL=C sort)" "$before" "the project after a failed apply"
+	run_isd diff --name-only "$id"
+	expect_eq "$out" "$(printf 'D\tMakefile\nM\tkeep.txt\nM\tro/\nA\tro/f2')" "the session keeps everything (ro/ differs in mode now)"
+}
