@@ -258,6 +258,7 @@ _isd_exec_value()
                 [[ $head$n == "$cur"* ]] && COMPREPLY+=("$head$n")
             done < <(_isd_seccomp_names)
             [[ no-new-privileges == "$cur"* ]] && COMPREPLY+=(no-new-privileges)
+            [[ landlock=off == "$cur"* ]] && COMPREPLY+=(landlock=off)
         fi
         ;;
     --volume | -v)

@@ -175,6 +175,7 @@ void isd_cli_exec_usage(FILE *out)
 	      "      --network-log FILE      every connection: time, destination, verdict, bytes\n"
 	      "      --pid private|host      host: no pid namespace, outer /proc read-only\n"
 	      "      --security-opt seccomp=NAME|PATH|unconfined\n"
+	      "      --security-opt landlock=off  no Landlock ruleset behind the mounts\n"
 	      "Limits (cgroup v2):\n"
 	      "      --memory N  --memory-swap N  --memory-reservation N  --cpus N.N\n"
 	      "      --cpu-shares N  --cpu-weight N  --cpuset-cpus LIST  --pids-limit N\n"

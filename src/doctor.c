@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "isd/doctor.h"
 #include "isd/cgroup.h"
+#include "isd/landlock.h"
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
 #include "isd/session.h"
@@ -270,15 +271,19 @@ static void check_seccomp(struct report *r)
 static void check_landlock(struct report *r)
 {
 	struct check *c = add(r, "Landlock", false);
-#ifndef SYS_landlock_create_ruleset
-#define SYS_landlock_create_ruleset 444
-#endif
-	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+	int abi = isd_landlock_abi();
 
+	if (abi >= ISD_LANDLOCK_MIN_ABI) {
+		set(c, OK, "ABI %d: the payload's writes outside the writable mounts are refused, behind the mount layer", abi);
+		return;
+	}
 	if (abi > 0)
-		set(c, OK, "ABI version %ld available", abi);
+		set(c, WARN, "ABI %d cannot rename across directories; isd needs ABI %d (Linux 5.19) and runs without it", abi,
+		    ISD_LANDLOCK_MIN_ABI);
 	else
-		set(c, WARN, "not available (%s); isd does not need it", strerror(errno));
+		set(c, WARN, "not available (%s); isd runs without it: the mount layer alone keeps writes inside the writable mounts",
+		    strerror(errno));
+	snprintf(c->fix, sizeof(c->fix), "a kernel with CONFIG_SECURITY_LANDLOCK and landlock in its lsm= list");
 }
 
 /* The cgroup the caller is in, on the unified hierarchy. */

@@ -12,6 +12,7 @@
 #include "isd/mount-fs.h"
 #include "isd/mount-proc.h"
 #include "isd/syscalls.h"
+#include "isd/testhooks.h"
 #include "isd/userns.h"
 #include "isd/util.h"
 #include "isd/workspace.h"
@@ -92,7 +93,8 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 		s->binds[i] = -1;
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
-		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0);
+		unsigned attrs = isd_testhook_bind_attrs(m->destination, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+								  (m->readonly ? MOUNT_ATTR_RDONLY : 0));
 
 		if (m->agent_state) {
 			s->binds[i] = isd_agent_state_clone(m, i, extras);

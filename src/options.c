@@ -423,7 +423,11 @@ int isd_options_security_opt(struct isd_spec *spec, const char *arg)
 		spec->seccomp = isd_xstrdup(arg + 8);
 		return 0;
 	}
-	return isd_error(0, "--security-opt %s: unknown (known: seccomp=NAME|PATH|unconfined, no-new-privileges)", arg);
+	if (!strcmp(arg, "landlock=off") || !strcmp(arg, "landlock:off")) {
+		spec->landlock_off = true;
+		return 0;
+	}
+	return isd_error(0, "--security-opt %s: unknown (known: seccomp=NAME|PATH|unconfined, landlock=off, no-new-privileges)", arg);
 }
 
 int isd_options_user(struct isd_spec *spec, const char *arg)

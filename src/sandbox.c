@@ -26,6 +26,7 @@
 #include "isd/caps.h"
 #include "isd/cgroup.h"
 #include "isd/init.h"
+#include "isd/landlock.h"
 #include "isd/mount.h"
 #include "isd/net.h"
 #include "isd/proxy.h"
@@ -65,6 +66,7 @@ struct setup_message {
 struct child_args {
 	const struct isd_spec *spec;
 	const struct isd_seccomp_program *seccomp;
+	struct isd_landlock_plan landlock;
 	struct isd_mount_extras extras;
 	bool wait_for_cgroup; /* the parent moves us into the cgroup first */
 };
@@ -153,7 +155,9 @@ static _Noreturn void payload_main(const struct child_args *a, const sigset_t *o
 	}
 	close(fd);
 
-	r = isd_seccomp_install(a->seccomp);
+	r = isd_landlock_apply(&a->landlock);
+	if (r == 0)
+		r = isd_seccomp_install(a->seccomp);
 	if (r < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
@@ -583,6 +587,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		goto out;
 	hosts = hosts_content(spec);
 	resolv = resolv_content(spec);
+	isd_landlock_plan(spec, &args.landlock);
 	args.seccomp = &seccomp;
 	args.extras.hosts = hosts;
 	args.extras.resolv_conf = resolv;
@@ -695,6 +700,7 @@ out:
 		close(sv[1]);
 	isd_cgroup_destroy(&cg);
 	isd_seccomp_program_free(&seccomp);
+	isd_landlock_plan_free(&args.landlock);
 	if (parent_failed)
 		isd_error_print("preparing the sandbox failed");
 	return exit_code;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "isd/spec.h"
+#include "isd/landlock.h"
 #include "isd/util.h"
 #include "isd/workspace.h"
 
@@ -428,6 +429,7 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 	json_object_object_add(root, "capabilities", json_object_new_array());
 	json_object_object_add(root, "no_new_privileges", json_object_new_boolean(true));
 	json_object_object_add(root, "seccomp", json_object_new_string(spec->seccomp ? spec->seccomp : "default"));
+	json_object_object_add(root, "landlock", isd_landlock_to_json(spec));
 	json_object_object_add(root, "limits", limits_json(&spec->limits));
 	json_object_object_add(root, "profiles", strv_json(spec->profiles));
 	if (spec->agent)

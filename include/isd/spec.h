@@ -125,6 +125,7 @@ struct isd_spec {
 	bool pid_host; /* --pid=host: no pid namespace, outer /proc bound read-only */
 
 	char *seccomp; /* profile name or path; "unconfined" disables it */
+	bool landlock_off; /* --security-opt landlock=off (isd/landlock.h) */
 
 	struct isd_limits limits;
 

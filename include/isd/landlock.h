@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Landlock, a second wall behind the mount layer: the payload may create,
+ * write, truncate, remove, rename and link files only beneath the
+ * sandbox's writable mounts (the spec's rw binds and tmpfs, the rw or cow
+ * workspace, /dev/shm) and write to the few devices it needs, so that a
+ * mistake in building the mounts cannot become a write to the host.  Reads
+ * and execution are left to the mount layer (Landlock does not handle
+ * them here).
+ *
+ * The rule list is computed from the spec by a pure function (shown by
+ * --print-spec); the payload only applies it, right before seccomp.
+ * Where the kernel has no usable Landlock (ABI < 2: no rename across
+ * directories), nothing is applied and nothing else changes.
+ */
+#ifndef ISD_LANDLOCK_H
+#define ISD_LANDLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct isd_spec;
+struct json_object;
+
+/* The first ABI isd uses: ABI 1 refuses every rename or link across
+ * directories (REFER), which breaks git, package managers and editors. */
+#define ISD_LANDLOCK_MIN_ABI 2
+
+struct isd_landlock_rule {
+	char *path;      /* inside the sandbox */
+	uint64_t access; /* LANDLOCK_ACCESS_FS_* wanted; narrowed to the ABI
+			  * and, for a file, to file rights when applied */
+	const char *why; /* static */
+};
+
+struct isd_landlock_plan {
+	bool enabled;
+	const char *off_reason; /* static, when !enabled */
+	struct isd_landlock_rule *rules;
+	size_t n_rules;
+};
+
+/* The running kernel's Landlock ABI version, 0 when it has none (or it is
+ * disabled, or an outer seccomp filter hides it). */
+int isd_landlock_abi(void);
+/* The write-like rights isd handles at this ABI (0 below the minimum). */
+uint64_t isd_landlock_handled(int abi);
+
+/* Pure: what the spec asks for. */
+void isd_landlock_plan(const struct isd_spec *spec, struct isd_landlock_plan *out);
+void isd_landlock_plan_free(struct isd_landlock_plan *plan);
+/* For --print-spec. */
+struct json_object *isd_landlock_to_json(const struct isd_spec *spec);
+
+/* In the payload, after its ids and working directory are final and
+ * before seccomp (no_new_privs is already set).  Allocates nothing: the
+ * payload shares init's memory until execve. */
+int isd_landlock_apply(const struct isd_landlock_plan *plan);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Deliberate mistakes, for the test-only isd-testhooks binary only: it is
+ * compiled from the same sources with -DISD_TEST_HOOKS, built only with
+ * the tests and never installed.  In isd itself every hook is a no-op the
+ * compiler removes, so no environment variable changes what isd does.
+ * The tests use them to show that Landlock holds where the mount layer
+ * was built wrong (tests/integration/landlock.sh).
+ */
+#ifndef ISD_TESTHOOKS_H
+#define ISD_TESTHOOKS_H
+
+#include <stdbool.h>
+
+#ifdef ISD_TEST_HOOKS
+#include "isd/syscalls.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* ISD_TEST_MISMOUNT_RW=DEST: the bind at DEST comes out writable, whatever
+ * the spec says. */
+static inline unsigned isd_testhook_bind_attrs(const char *destination, unsigned attrs)
+{
+	const char *dst = getenv("ISD_TEST_MISMOUNT_RW");
+
+	return dst && !strcmp(dst, destination) ? attrs & ~(unsigned)MOUNT_ATTR_RDONLY : attrs;
+}
+
+/* ISD_TEST_NO_LANDLOCK=1: no ruleset, so that a test can show its write
+ * really reaches the host without one. */
+static inline bool isd_testhook_landlock_off(void)
+{
+	const char *v = getenv("ISD_TEST_NO_LANDLOCK");
+
+	return v && !strcmp(v, "1");
+}
+#else
+static inline unsigned isd_testhook_bind_attrs(const char *destination, unsigned attrs)
+{
+	(void)destination;
+	return attrs;
+}
+
+static inline bool isd_testhook_landlock_off(void)
+{
+	return false;
+}
+#endif
+
+#endif
