@@ -29,13 +29,15 @@ hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$out/r.json" \
 	-n true "/bin/true" \
 	-n bwrap "$bwrap_cmd" \
 	-n isd "$ISD exec -- /bin/true" \
-	-n isd-unconfined "$ISD exec --security-opt seccomp=unconfined -- /bin/true" >/dev/null
+	-n isd-unconfined "$ISD exec --security-opt seccomp=unconfined -- /bin/true" \
+	-n isd-no-landlock "$ISD exec --security-opt landlock=off -- /bin/true" >/dev/null
 
 python3 - "$out/r.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 ms = lambda n: r[n]["median"] * 1000
-for n in ("true", "bwrap", "isd", "isd-unconfined"):
+for n in ("true", "bwrap", "isd", "isd-unconfined", "isd-no-landlock"):
     print(f"{n:15s} median {ms(n):6.2f} ms  mean {r[n]['mean']*1000:6.2f} ms  (n={len(r[n]['times'])})")
 print(f"ratio isd/bwrap (median): {ms('isd')/ms('bwrap'):.2f}  (below 1.00 means isd starts faster)")
+print(f"Landlock ruleset: {ms('isd')-ms('isd-no-landlock'):+.2f} ms (median with it minus without)")
 PY

@@ -85,7 +85,8 @@ void isd_userns_explain_failure(int err)
 	}
 	if (under_seccomp_filter() && (err == -EPERM || err == -EACCES || err == -ENOSYS)) {
 		isd_error_hint("isd itself runs under a seccomp filter that forbids namespaces (Seccomp: 2 in /proc/self/status); "
-			       "inside an isd sandbox, start the outer one with --security-opt seccomp=nested");
+			       "inside an isd sandbox, start the outer one with --security-opt seccomp=nested "
+			       "(with a profile of your own, also --security-opt landlock=off: Landlock refuses mounts and /proc writes)");
 		return;
 	}
 	if (err == -EPERM || err == -EACCES)

@@ -167,10 +167,10 @@ test_landlock_forbids_nested_mounts() {
 	user=""
 	[ "$(id -u)" -ne 0 ] || user="-u 1000:1000"
 	nest='unshare -Urm sh -c "mount -t tmpfs none /tmp && echo mounted" 2>/dev/null || echo refused'
+	run_isd exec $user --security-opt seccomp=unconfined --security-opt landlock=off -- sh -c "$nest"
+	[ "$out" = mounted ] || skip "a sandbox cannot nest one here even without Landlock ($out $err)"
 	run_isd exec $user --security-opt seccomp=unconfined -- sh -c "$nest"
 	expect_eq "$out" refused "a nested mount under Landlock"
-	run_isd exec $user --security-opt seccomp=unconfined --security-opt landlock=off -- sh -c "$nest"
-	expect_eq "$out" mounted "a nested mount with landlock=off (else the test above proves nothing)"
 }
 
 test_landlock_doctor() {
