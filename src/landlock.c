@@ -129,9 +129,13 @@ void isd_landlock_plan(const struct isd_spec *spec, struct isd_landlock_plan *ou
 		const struct isd_mount *m = &spec->mounts[i];
 		const char *why = m->type == ISD_MOUNT_TMPFS ? "tmpfs" : "read-write bind";
 
-		if (m->readonly)
+		/* A rebind (isd/guard.h) pins or covers what a mount above
+		 * shows: writable only beneath that mount's own rule. */
+		if (m->readonly || m->rebind)
 			continue;
-		if (spec->workspace.path && !strcmp(m->destination, spec->workspace.path))
+		if (m->agent_state)
+			why = "the agent's state";
+		else if (spec->workspace.path && !strcmp(m->destination, spec->workspace.path))
 			why = m->type == ISD_MOUNT_OVERLAY ? "the cow workspace" : "the workspace";
 		add(out, m->destination, all, why);
 	}
