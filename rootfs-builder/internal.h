@@ -8,11 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* rm -rf of name below dirfd without ever following a symlink. */
-int isd_rm_rf_at(int dirfd, const char *name);
-/* mkdir -p of a relative path below dirfd (symlinks inside followed as the
- * kernel does: callers run chrooted into the tree). */
-int isd_mkdir_p_at(int dirfd, const char *path, mode_t mode);
+#include "isd/fsutil.h"
 
 /* "sha256:HEX" of a file, or -errno. */
 int isd_sha256_fd(int fd, char out[80]);
@@ -22,12 +18,6 @@ struct isd_sha256 *isd_sha256_new(void);
 void isd_sha256_update(struct isd_sha256 *h, const void *data, size_t len);
 /* Writes "sha256:HEX" and frees h. */
 void isd_sha256_final(struct isd_sha256 *h, char out[80]);
-
-/* Looks a user (or numeric uid) up in the passwd file of the tree at rootfd
- * without NSS (a hostile image's libraries are never loaded), resolving the
- * path inside the tree. */
-int isd_image_lookup_user(int rootfd, const char *user, uint32_t *uid, uint32_t *gid);
-int isd_image_lookup_group(int rootfd, const char *group, uint32_t *gid);
 
 /* COPY/ADD sources: cleaned context-relative names, wildcards expanded;
  * refused when they leave the context. */
@@ -125,8 +115,6 @@ int isd_oci_open_path(const char *ref, const char *path, bool archive, const cha
  * when there is none). */
 int isd_fedora_release_url(char **url);
 
-/* Puts "prefix" (formatted) before the recorded error message; returns r. */
-int isd_error_prefix(int r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A line of progress on stdout (build.c), unless quiet. */
 void isd_build_vsay(bool quiet, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

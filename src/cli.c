@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "isd/cli.h"
 #include "isd/agent-state.h"
-#include "isd/build.h"
+#include "isd/image.h"
 #include "isd/cgroup.h"
 #include "isd/command.h"
 #include "isd/guard.h"

@@ -103,7 +103,7 @@ static int exec_isd_diff(char **argv)
 /* isd build / isd image live in isd-build (rootfs-builder/isd-build.c). */
 static int exec_isd_build(char **argv)
 {
-	const char *path = isd_running_uninstalled() ? ISD_BUILD_ROOT "/src/isd-build" : ISD_LIBEXEC_DIR "/isd-build";
+	const char *path = isd_running_uninstalled() ? ISD_BUILD_ROOT "/rootfs-builder/isd-build" : ISD_LIBEXEC_DIR "/isd-build";
 
 	argv[0] = (char *)path;
 	execv(path, argv);

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -460,4 +461,17 @@ void isd_print_named_files(char *const *dirs, const char *suffix, int width)
 		closedir(d);
 	}
 	isd_strv_free(seen);
+}
+
+int isd_error_prefix(int r, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = isd_xstrdup(isd_error_message()), *prefix = NULL, *full = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&prefix, fmt, ap) < 0)
+		prefix = NULL;
+	va_end(ap);
+	full = isd_xasprintf("%s%s", prefix ? prefix : "", msg);
+	return isd_error_raw(r, full);
 }

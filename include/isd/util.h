@@ -127,4 +127,7 @@ int isd_read_file_at(int dirfd, const char *path, char **out, size_t *len_out);
 int isd_read_fd(int fd, char **out, size_t *len_out);
 int isd_write_file_at(int dirfd, const char *path, const char *content, int flags, unsigned mode);
 
+/* Puts "prefix" (formatted) before the recorded error message; returns r. */
+int isd_error_prefix(int r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

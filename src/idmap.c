@@ -8,10 +8,10 @@
  * owners are the same whichever step wrote it.
  */
 #define _GNU_SOURCE
-#include "isd/build.h"
+#include "isd/image.h"
 #include "isd/userns.h"
 #include "isd/util.h"
-#include "internal.h"
+#include "isd/fsutil.h"
 
 #include <fcntl.h>
 #include <pwd.h>

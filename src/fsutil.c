@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* File-tree helpers of rootfs-builder: removal, mkdir -p, and user
- * lookups in an image without NSS.  (Hashing is in digest.c, so that isd
- * itself, which links this file for `isd exec --image`, needs no
- * libcrypto.) */
+/* File-tree helpers shared by the runtime and isd build: removal and
+ * mkdir -p below a directory fd, and user lookups in an image without NSS
+ * (a hostile image's libraries are never loaded). */
 #define _GNU_SOURCE
 #include "isd/util.h"
-#include "internal.h"
+#include "isd/fsutil.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -147,17 +146,4 @@ int isd_image_lookup_group(int rootfd, const char *group, uint32_t *gid)
 	if (colon_lookup(rootfd, "etc/group", group, 2, f, &text) == 0 && isd_parse_uint32(f[2], gid) == 0)
 		return 0;
 	return -ENOENT;
-}
-
-int isd_error_prefix(int r, const char *fmt, ...)
-{
-	_cleanup_free_ char *msg = isd_xstrdup(isd_error_message()), *prefix = NULL, *full = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&prefix, fmt, ap) < 0)
-		prefix = NULL;
-	va_end(ap);
-	full = isd_xasprintf("%s%s", prefix ? prefix : "", msg);
-	return isd_error_raw(r, full);
 }

@@ -6,7 +6,7 @@
  * so that a concurrent rebuild cannot hand it another image's settings.
  */
 #define _GNU_SOURCE
-#include "isd/build.h"
+#include "isd/image.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
