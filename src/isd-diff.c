@@ -563,8 +563,8 @@ static bool ends_with(const char *s, const char *suffix)
 
 /* Among ignored files, those that run on the host without anyone running
  * them by name: python's startup files (a .pth line starting with
- * "import" runs in every python of that environment), git hook runners
- * (husky), npm's .bin links, and anything executable. */
+ * "import" runs in every python of that environment), direnv's .envrc,
+ * git hook runners (husky), npm's .bin links, and anything executable. */
 static bool runs_code(const struct isd_change *e)
 {
 	const char *base = strrchr(e->path, '/');
@@ -573,6 +573,7 @@ static bool runs_code(const struct isd_change *e)
 	if (S_ISDIR(e->new_mode))
 		return false;
 	return ends_with(base, ".pth") || !strcmp(base, "sitecustomize.py") || !strcmp(base, "usercustomize.py") ||
+	       !strcmp(base, ".envrc") ||
 	       !strncmp(e->path, ".husky/", 7) || strstr(e->path, "/.husky/") || strstr(e->path, "node_modules/.bin/") ||
 	       strstr(e->path, "/hooks/") || (S_ISREG(e->new_mode) && (e->new_mode & 0111));
 }
