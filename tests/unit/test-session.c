@@ -425,6 +425,32 @@ static void test_quote_and_paths(void)
 	CHECK(!strcmp(s = isd_visible_str("caf\xc3\xa9 \xe2\x80\xae \xc2\x9b \xff \xc3"), "caf\xc3\xa9 <U+202E> <U+009B> <FF> <C3>"));
 	free(s);
 	CHECK(isd_visible_count("plain\ttext\n", 11, true) == 0);
+	/* Whatever the bytes, what comes out holds no control byte but TAB
+	 * and LF, no DEL and no C1 control (C2 80..9F). */
+	{
+		unsigned seed = 1;
+
+		for (int round = 0; round < 20000; round++) {
+			unsigned char in[32];
+			size_t n = (size_t)(round % 32);
+			char *v;
+
+			for (size_t k = 0; k < n; k++) {
+				seed = seed * 1103515245u + 12345u;
+				in[k] = (unsigned char)(seed >> 16);
+			}
+			v = isd_visible((const char *)in, n, true);
+			for (const unsigned char *q = (const unsigned char *)v; *q; q++) {
+				if ((*q < 0x20 && *q != '\t' && *q != '\n') || *q == 0x7f ||
+				    (q[0] == 0xc2 && q[1] >= 0x80 && q[1] <= 0x9f)) {
+					fprintf(stderr, "visible: raw byte %02x left in round %d\n", *q, round);
+					failures++;
+					break;
+				}
+			}
+			free(v);
+		}
+	}
 	CHECK(isd_visible_count("\033\r\n", 3, false) == 3);
 	CHECK(!strcmp(s = isd_visible_mark("a\rb", 3, false, "[", "]"), "a[^M]b"));
 	free(s);
