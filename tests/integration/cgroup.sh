@@ -64,6 +64,7 @@ need_v1_host() {
 
 # "before" and "after" listings must match: nothing left behind.
 expect_no_leftover() {
+	asserted
 	after=$(cg_leftovers)
 	[ "$after" = "$1" ] || fail "cgroups left behind: $(printf '%s\n' "$after" | grep -vxF "$1" | tr '\n' ' ')"
 }

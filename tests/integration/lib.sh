@@ -36,7 +36,8 @@ run_probe() {
 }
 
 # Every expect_* marks the test as having checked something (run.sh fails
-# a test that passes without any check).
+# a test that passes without any check); a test file's own expect_* helper
+# that checks with fail calls asserted too.
 asserted() {
 	: >>"$T/.asserted"
 }

@@ -31,6 +31,7 @@ cow() {
 # No byte of the session reaches the terminal raw: the file $1 holds
 # isd's output; with colour, only isd's own SGR sequences (ESC [ digits m).
 expect_visible() {
+	asserted
 	LC_ALL=C tr -d '\n\t -~' <"$1" | od -An -c | tr -d ' \n' >"$T/raw"
 	if [ "${2:-}" = color ]; then
 		sed 's/\x1b\[[0-9;]*m//g' "$1" | LC_ALL=C tr -d '\n\t -~' | od -An -c | tr -d ' \n' >"$T/raw"
