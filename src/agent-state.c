@@ -737,6 +737,39 @@ static void new_id(char id[13])
 		sprintf(id + 2 * i, "%02x", b[i]);
 }
 
+/* The stopped store id has the same layers as spec: its backups counts
+ * go on in s. */
+static bool reusable(const char *root, const char *id, const struct isd_spec *spec, struct state_store *s)
+{
+	struct state_store old;
+	size_t k = 0;
+	bool same;
+
+	if (store_load(root, id, &old) < 0) {
+		isd_error_clear();
+		store_free(&old);
+		return false;
+	}
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		if (!m->agent_state)
+			continue;
+		if (k >= old.n_layers || strcmp(old.layers[k].path, m->source) || old.layers[k].dir != (m->type == ISD_MOUNT_OVERLAY))
+			break;
+		k++;
+	}
+	same = k == old.n_layers;
+	for (size_t i = 0; same && i < spec->n_mounts; i++)
+		same = !spec->mounts[i].agent_state || k-- > 0;
+	if (same) {
+		s->backup_bytes = old.backup_bytes;
+		s->backup_files = old.backup_files;
+		s->started_ns = old.started_ns;
+	}
+	store_free(&old);
+	return same;
+}
+
 static void run_free(struct isd_agent_state_run *run)
 {
 	for (size_t i = 0; i < run->n; i++) {
@@ -759,6 +792,7 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct is
 	_cleanup_free_ char *root = NULL;
 	char fresh[13];
 	struct timespec ts;
+	bool reuse = false;
 	int r;
 
 	*out = NULL;
@@ -788,8 +822,21 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct is
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->started_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	if (mkdir(s->dir, 0700) < 0) {
-		r = isd_error(-errno, "creating the agent state store %s", s->dir);
-		goto fail;
+		/* isd exec --session ID: the session's store goes on, with what
+		 * it holds (the agent sees its own configuration again). */
+		if (errno == EEXIST)
+			reuse = reusable(root, id, spec, s);
+		if (!reuse && errno == EEXIST) {
+			new_id(fresh);
+			free(s->id);
+			free(s->dir);
+			s->id = isd_xstrdup(fresh);
+			s->dir = isd_xasprintf("%s/%s", root, fresh);
+		}
+		if (!reuse && mkdir(s->dir, 0700) < 0) {
+			r = isd_error(-errno, "creating the agent state store %s", s->dir);
+			goto fail;
+		}
 	}
 	s->dir_fd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->dir_fd < 0 || (r = store_lock(s, false)) < 0) {
@@ -807,22 +854,26 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct is
 		s->layers[n].path = isd_xstrdup(m->source);
 		s->layers[n].dir = m->type == ISD_MOUNT_OVERLAY;
 		s->n_layers++;
-		if (mkdir(ldir, 0700) < 0) {
+		if (mkdir(ldir, 0700) < 0 && !(reuse && errno == EEXIST)) {
 			r = isd_error(-errno, "creating %s", ldir);
 			goto fail;
 		}
 		if (s->layers[n].dir) {
 			run->upper[i] = isd_xasprintf("%s/upper", ldir);
 			run->work[i] = isd_xasprintf("%s/work", ldir);
-			if (mkdir(run->upper[i], 0700) < 0 || mkdir(run->work[i], 0700) < 0) {
+			if ((mkdir(run->upper[i], 0700) < 0 && !(reuse && errno == EEXIST)) ||
+			    (mkdir(run->work[i], 0700) < 0 && !(reuse && errno == EEXIST))) {
 				r = isd_error(-errno, "creating %s", run->upper[i]);
 				goto fail;
 			}
+		} else if (reuse && faccessat(AT_FDCWD, (run->file[i] = isd_xasprintf("%s/file", ldir)), F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+			; /* the held copy */
 		} else {
 			_cleanup_free_ char *hname = NULL;
 			_cleanup_close_ int hp = host_file_parent(m->source, &hname), lfd = open(ldir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			struct stat st;
 
+			free(run->file[i]);
 			run->file[i] = isd_xasprintf("%s/file", ldir);
 			if (hp < 0 || lfd < 0 || fstatat(hp, hname, &st, 0) < 0 || !S_ISREG(st.st_mode) ||
 			    (r = copy_file_into(hp, hname, lfd, "file", st.st_mode)) < 0) {
@@ -840,7 +891,7 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct is
 	*out = run;
 	return 0;
 fail:
-	if (s->dir_fd >= 0)
+	if (s->dir_fd >= 0 && !reuse)
 		store_remove(s);
 	run_free(run);
 	return r;

@@ -325,3 +325,29 @@ EOF2
 	(cd "$proj" && HOME=$h "$ISD" state diff) >"$T/out" 2>"$T/err"
 	expect_contains "$(cat "$T/out")" "~/.omp/agent/extensions"
 }
+
+# isd exec --session ID re-enters the session with its held state: the
+# agent sees its own hook again, and it is still held afterwards.
+test_session_reentry_keeps_held_state() {
+	state_home
+	fake_agent claude <<'EOF2'
+if [ "$1" = write ]; then
+	printf '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "id"}]}]}}\n' >~/.claude/settings.json
+	echo one >>~/.claude/history.jsonl
+else
+	cat ~/.claude/settings.json
+	echo two >>~/.claude/history.jsonl
+fi
+EOF2
+	in_proj exec --workspace-keep -- claude write
+	expect_rc 0 "first run"
+	id=$(held_id)
+	[ -n "$id" ] || fail "nothing held: $err"
+	in_proj exec --session "$id" -- claude read
+	expect_rc 0 "re-entered: $err"
+	expect_contains "$out" '"command": "id"' "the held hook inside the re-entered session"
+	expect_eq "$(cat "$h/.claude/history.jsonl")" "$(printf 'one\ntwo')" "history on the host"
+	grep -q hooks "$h/.claude/settings.json" && fail "the hook reached the host"
+	in_proj diff "$id"
+	expect_contains "$out" "key hooks"
+}
