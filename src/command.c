@@ -127,6 +127,22 @@ static bool holds_others_data(const char *dir, const char *home)
 	return false;
 }
 
+/* Version managers whose shims find the tool through the manager's own
+ * home (volta's volta-shim, asdf's shell shims): a file in one brings
+ * that whole home, which holds only the manager and its tools. */
+static const char *const manager_homes[] = {".volta", ".asdf", ".nodenv", ".pyenv", ".rbenv", NULL};
+
+static char *manager_home(const char *real, const char *home)
+{
+	for (size_t i = 0; home && manager_homes[i]; i++) {
+		char *dir = isd_xasprintf("%s/%s", home, manager_homes[i]);
+		if (path_under(real, dir) && strcmp(real, dir))
+			return dir;
+		free(dir);
+	}
+	return NULL;
+}
+
 /* What to bind for a program's installation: the outermost node_modules
  * tree for a package (npm, pnpm, bun and yarn put its dependencies beside
  * it), the prefix of a runtime's PREFIX/bin/PROGRAM, otherwise the
@@ -139,6 +155,8 @@ static char *installation_dir(const char *real, const char *home)
 	bool in_home = home && path_under(real, home);
 	char *dir, *base;
 
+	if ((dir = manager_home(real, home)))
+		return dir;
 	if (nm)
 		return strndup(real, (size_t)(nm - real) + strlen("/node_modules"));
 	dir = isd_xstrdup(real);
@@ -307,9 +325,11 @@ int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, 
 	r = resolve_interpreter(spec, caller, real, caller_path);
 	if (r < 0)
 		return r;
-	/* By its real path, so that a script finds its modules beside it. */
+	/* By its real path, so that a script finds its modules beside it;
+	 * by the path it was found at when that is bound too, so that a
+	 * version manager's shim (volta-shim) sees the name it serves. */
 	free(spec->argv[0]);
-	spec->argv[0] = isd_xstrdup(real);
+	spec->argv[0] = isd_xstrdup(path_under(found, dir) ? found : real);
 	isd_spec_set_origin(spec, "command", "command resolution");
 	return 0;
 }

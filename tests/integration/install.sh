@@ -129,3 +129,24 @@ s = json.load(sys.stdin)
 assert s.get("agent") == "claude" and s["profiles"] == ["agent"], (s.get("agent"), s["profiles"])' ||
 		fail "$exe: not recognised as claude"
 }
+
+# Version managers' shims find the tool through the manager's home: volta's
+# ~/.volta/bin/codex is a link to volta-shim, which runs the package from
+# ~/.volta/tools/; asdf's ~/.asdf/shims/node is a script that runs asdf.
+test_install_version_manager_shims() {
+	install_home
+	v=$h/.volta
+	agent_script "$v/tools/image/packages/@openai/codex/bin/codex" /bin/sh
+	mkdir -p "$v/bin"
+	printf '#!/bin/sh\nexec "%s/tools/image/packages/@openai/codex/bin/${0##*/}" "$@"\n' "$v" >"$v/bin/volta-shim"
+	chmod +x "$v/bin/volta-shim"
+	ln -s volta-shim "$v/bin/codex"
+	run_agent codex "$v/bin:/usr/bin:/bin"
+	a=$h/.asdf
+	agent_script "$a/installs/nodejs/20.0.0/bin/agent-tool" /bin/sh
+	mkdir -p "$a/shims" "$a/bin"
+	printf '#!/bin/sh\nexec "%s/installs/nodejs/20.0.0/bin/$1"\n' "$a" >"$a/bin/asdf"
+	printf '#!/bin/sh\nexec "%s/bin/asdf" agent-tool "$@"\n' "$a" >"$a/shims/agent-tool"
+	chmod +x "$a/bin/asdf" "$a/shims/agent-tool"
+	run_agent agent-tool "$a/shims:/usr/bin:/bin"
+}
