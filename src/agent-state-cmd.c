@@ -303,6 +303,25 @@ static int take_layer(struct state_store *s, size_t i, size_t *taken)
 			r = 0; /* asked for explicitly: taken without a way back */
 		if (r < 0)
 			break;
+		if (e->guard.hold == ISD_HOLD_KEYS)
+			continue; /* below, once its directory exists */
+		if (e->guard.hold == ISD_HOLD_NONE && S_ISDIR(e->change.new_mode) && !e->change.old_mode)
+			; /* a directory for the entries below */
+		else if (e->guard.why || e->guard.hold == ISD_HOLD_NONE)
+			(*taken)++;
+		apply.v = isd_xrealloc(apply.v, (apply.n + 1) * sizeof(*apply.v));
+		apply.v[apply.n] = e->change;
+		apply.v[apply.n++].path = isd_xstrdup(e->change.path);
+	}
+	if (r == 0 && apply.n)
+		r = isd_changes_apply(host_fd, upper_fd, &apply, 0, true, &applied, &refused);
+	if (r == 0 && refused)
+		r = isd_error(-EPERM, "apply --state: %zu item%s of %s refused (listed above)", refused, refused == 1 ? "" : "s",
+			      s->layers[i].path);
+	for (size_t k = 0; k < it.n && r == 0; k++) {
+		struct state_item *e = &it.v[k];
+		_cleanup_free_ char *rel = layer_home_rel(s, i, e->change.path);
+
 		if (e->guard.hold == ISD_HOLD_KEYS) {
 			const struct isd_agent_keys *keys = isd_agent_keys_for(a, rel);
 			_cleanup_free_ char *host = NULL, *new_text = NULL, *merged = NULL;
@@ -322,21 +341,8 @@ static int take_layer(struct state_store *s, size_t i, size_t *taken)
 				r = replace_file_text(hp, hname, merged, fstatat(hp, hname, &st, 0) == 0 ? st.st_mode : 0600);
 			if (r == 0 && unlinkat(np, nname, 0) == 0)
 				(*taken)++;
-			continue;
 		}
-		if (e->guard.hold == ISD_HOLD_NONE && S_ISDIR(e->change.new_mode) && !e->change.old_mode)
-			; /* a directory for the entries below */
-		else if (e->guard.why || e->guard.hold == ISD_HOLD_NONE)
-			(*taken)++;
-		apply.v = isd_xrealloc(apply.v, (apply.n + 1) * sizeof(*apply.v));
-		apply.v[apply.n] = e->change;
-		apply.v[apply.n++].path = isd_xstrdup(e->change.path);
 	}
-	if (r == 0 && apply.n)
-		r = isd_changes_apply(host_fd, upper_fd, &apply, 0, true, &applied, &refused);
-	if (r == 0 && refused)
-		r = isd_error(-EPERM, "apply --state: %zu item%s of %s refused (listed above)", refused, refused == 1 ? "" : "s",
-			      s->layers[i].path);
 	isd_changes_free(&apply);
 	state_items_free(&it);
 	return r;

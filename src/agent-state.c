@@ -662,9 +662,7 @@ static size_t merge_layer(struct state_store *s, size_t i, size_t *merged)
 			held += top_of_held;
 			break;
 		case ISD_HOLD_KEYS:
-			if (write_merged(s, i, host_fd, it) < 0)
-				isd_error_print("merging the agent's state");
-			held++;
+			held++; /* written below, once its directory exists */
 			break;
 		case ISD_HOLD_NONE:
 			if (it->change.old_mode && it->change.status != ISD_CHANGE_ADDED &&
@@ -701,10 +699,14 @@ static size_t merge_layer(struct state_store *s, size_t i, size_t *merged)
 		if (r < 0)
 			isd_error_print("merging the agent's state");
 		*merged += applied;
-		held += refused;
+		/* All or nothing: with one refused, none went. */
+		held += refused ? apply.n - applied : 0;
 	} else if (upper_fd >= 0) {
 		(void)isd_changes_prune(host_fd, upper_fd);
 	}
+	for (size_t k = 0; k < items.n; k++)
+		if (items.v[k].guard.hold == ISD_HOLD_KEYS && write_merged(s, i, host_fd, &items.v[k]) < 0)
+			isd_error_print("merging the agent's state");
 	isd_changes_free(&apply);
 	state_items_free(&items);
 	return held;

@@ -351,3 +351,20 @@ EOF2
 	in_proj diff "$id"
 	expect_contains "$out" "key hooks"
 }
+
+# A settings file with a guarded key in a directory the session created:
+# the directory and the file's harmless part reach the host, the key waits.
+test_guarded_key_in_new_directory() {
+	state_home
+	fake_agent pi <<'EOF2'
+mkdir -p ~/.pi/agent
+printf '{"theme": "light", "packages": ["npm:evil"]}\n' >~/.pi/agent/settings.json
+EOF2
+	in_proj exec -- pi
+	expect_rc 0 "fake pi"
+	expect_eq "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' "$h/.pi/agent/settings.json" 2>&1)" "{'theme': 'light'}" "settings on the host"
+	id=$(held_id)
+	in_proj apply --state "$id"
+	expect_rc 0 "apply --state"
+	grep -q npm:evil "$h/.pi/agent/settings.json" || fail "apply --state: $(cat "$h/.pi/agent/settings.json")"
+}
