@@ -694,6 +694,12 @@ static size_t merge_layer(struct state_store *s, size_t i, size_t *merged)
 			break;
 		}
 	}
+	/* The backups are on disk before what they keep goes. */
+	if (s->backup_files) {
+		_cleanup_close_ int sfd = openat(s->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sfd < 0 || syncfs(sfd) < 0)
+			isd_warn("flushing the backups in %s: %s", s->dir, strerror(errno));
+	}
 	if (apply.n) {
 		r = isd_changes_apply(host_fd, upper_fd, &apply, 0, true, &applied, &refused);
 		if (r < 0)
