@@ -359,7 +359,7 @@ test_network_on_command_line_overrides_profile() {
 test_package_manager_scratch() {
 	mkdir -p "$T/proj"
 	(cd "$T/proj" && "$ISD" exec --agent omp --workspace .:rw -- sh -c '
-		for d in .npm .rustup .m2 .gradle .bun/install/cache .yarn .cache/pip; do
+		for d in .npm .cargo .local/share/pnpm .rustup .m2 .gradle .bun/install/cache .yarn .cache/pip; do
 			mkdir -p "$HOME/$d/sub" && : >"$HOME/$d/sub/probe" || { echo "not writable: $d"; exit 1; }
 		done
 		echo ok') >"$T/out" 2>"$T/err"
