@@ -29,13 +29,13 @@ static void usage(FILE *out)
 	      "  profile list|show|edit NAME  the option profiles (agent, your own)\n"
 	      "  doctor [--json]              check what this host allows, with fixes\n"
 	      "  seccomp check PROFILE        validate and explain a seccomp profile\n"
-	      "  session list [--json]        the sessions of --workspace DIR:cow runs\n"
+	      "  session list|prune           the sessions of --workspace DIR:cow runs\n"
 	      "  diff [ID] [PATH...]          what a session changed, git-style (isd diff --help)\n"
 	      "  apply [ID] [PATH...]         copy a stopped session's changes into its project\n"
-	      "  discard [ID]                 remove a stopped session and its changes\n"
+	      "  discard [ID|--all]           remove a stopped session and its changes\n"
 	      "  apply --state [ID]           take what the agent wrote into its own state and isd holds\n"
 	      "  state list|diff|apply|restore|discard  the agent state stores (isd state --help)\n"
-	      "  gc                           remove cgroups left by crashed isd runs\n"
+	      "  gc                           remove what crashed isd runs left (cgroups, sessions)\n"
 	      "  version                      print the version\n",
 	      out);
 }
