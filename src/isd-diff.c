@@ -251,11 +251,18 @@ static int file_patch(struct differ *d, const char *path, mode_t old_mode, mode_
 	if (old_big || new_big) {
 		_cleanup_free_ char *a = isd_quote_path("a/", path), *b = isd_quote_path("b/", path);
 
-		if (d->format == STAT)
+		if (d->format == STAT) {
 			add_row(d, "", path, 0, 0, isd_xasprintf("Bin %zu -> %zu bytes", old_len, new_len));
-		else
+		} else {
+			_cleanup_free_ char *q = isd_quote_path("", path);
+
+			/* Not shown, yet applied whole: said so, loudly. */
+			printf("%s# isd: %s (%zu bytes) is not shown: over %d MiB or unreadable; isd apply takes it as it is%s\n",
+			       d->color ? "\033[1;31m" : "", q, new_big ? new_len : old_len, MAX_DIFF_BYTES >> 20,
+			       d->color ? "\033[m" : "");
 			printf("diff --git %s %s\nBinary files %s and %s differ\n", a, b, old_mode ? a : "/dev/null",
 			       new_mode ? b : "/dev/null");
+		}
 		return 0;
 	}
 	git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);

@@ -185,6 +185,8 @@ test_apply_keeps_holes() {
 	[ "$(stat -c %b "$up")" -lt 1024 ] || skip "the session's filesystem does not keep holes"
 	run_isd diff --stat "$id"
 	expect_contains "$out" "sparse.img | Bin 0 -> 2147483648 bytes"
+	run_isd diff "$id" -- sparse.img
+	expect_contains "$out" "# isd: sparse.img (2147483648 bytes) is not shown: over 64 MiB or unreadable; isd apply takes it as it is"
 	run_isd apply "$id"
 	expect_rc 0 "apply"
 	expect_eq "$(stat -c %s "$P/sparse.img")" 2147483648 "apparent size"
