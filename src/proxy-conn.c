@@ -27,6 +27,7 @@ struct conn *proxy_conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd)
 	c->uev.kind = EV_UPSTREAM;
 	c->cfd = cfd;
 	c->ufd = -1;
+	c->pipe_c2u[0] = c->pipe_c2u[1] = c->pipe_u2c[0] = c->pipe_u2c[1] = -1;
 	c->kind = kind;
 	c->state = ST_HEAD;
 	c->fwd_index = -1;
@@ -55,6 +56,7 @@ void proxy_conn_close(struct isd_proxy *p, struct conn *c)
 	close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);
+	proxy_tunnel_close(c);
 	proxy_buf_release(p, &c->in);
 	proxy_buf_release(p, &c->c2u);
 	proxy_buf_release(p, &c->u2c);
@@ -232,29 +234,20 @@ bool proxy_pump(struct isd_proxy *p, struct conn *c)
 {
 	bool progress = true;
 
+	if (c->state == ST_RELAY && !c->splice_tried)
+		proxy_tunnel_open(p, c);
 	while (progress) {
 		int r;
 
 		progress = false;
-		if (c->state == ST_RELAY && !c->c_eof) {
-			r = proxy_buf_fill(p, c, c->cfd, &c->c2u, RELAY_BUF);
-			if (r == -1)
-				c->c_eof = true;
-			else if (r == -2)
-				goto close;
-			progress |= r != 0;
-		}
-		if (c->ufd >= 0 && c->state == ST_RELAY) {
-			r = proxy_buf_flush(p, c->ufd, &c->c2u, &c->up);
+		if (c->state == ST_RELAY) {
+			r = proxy_tunnel_step(p, c);
 			if (r == -2)
 				goto close;
-			progress |= r > 0;
-			if (c->c_eof && !c->c2u.len && !c->u_shut) {
-				shutdown(c->ufd, SHUT_WR);
-				c->u_shut = true;
-			}
+			progress = r > 0;
+			continue;
 		}
-		if ((c->state == ST_RELAY || c->state == ST_SNI) && !c->u_eof) {
+		if (c->state == ST_SNI && !c->u_eof) {
 			r = proxy_buf_fill(p, c, c->ufd, &c->u2c, RELAY_BUF);
 			if (r == -1)
 				c->u_eof = true;
@@ -262,7 +255,7 @@ bool proxy_pump(struct isd_proxy *p, struct conn *c)
 				goto close;
 			progress |= r != 0;
 		}
-		r = proxy_buf_flush(p, c->cfd, &c->u2c, c->state == ST_RELAY || c->state == ST_SNI ? &c->down : NULL);
+		r = proxy_buf_flush(p, c->cfd, &c->u2c, c->state == ST_SNI ? &c->down : NULL);
 		if (r == -2)
 			goto close;
 		progress |= r > 0;

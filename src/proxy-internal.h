@@ -16,6 +16,7 @@
 #define DNS_IDLE_TIMEOUT 10    /* s without a query answered or read */
 #define PROXY_MEM_MAX (32u << 20) /* every connection's buffers together, */
 #define BUF_FLOOR 4096            /* beyond this much per buffer */
+#define SPLICE_MAX (64 * 1024)    /* bytes in a tunnel's pipe: a default pipe */
 #define HEAD_TIMEOUT 30        /* s: request, greeting, ClientHello */
 #define CONNECT_TIMEOUT 30
 #define LINGER_TIMEOUT 2       /* s: draining after an error answer */
@@ -82,6 +83,9 @@ struct conn {
 	char what[24];          /* CONNECT, GET, SOCKS5, capture, forward ... */
 	struct relay_buf in;     /* head bytes before the relay starts */
 	struct relay_buf c2u, u2c;
+	int pipe_c2u[2], pipe_u2c[2]; /* splice, once relaying; -1: copy */
+	size_t in_c2u, in_u2c;        /* bytes in each pipe */
+	bool splice_tried;
 	struct isd_addr addrs[16];
 	size_t n_addrs, next_addr;
 	struct isd_addr connected;
@@ -109,6 +113,7 @@ struct isd_proxy {
 	size_t n_conns;
 	size_t mem;         /* bytes held by every connection's buffers */
 	size_t n_mem_wait;  /* connections with mem_wait */
+	size_t fd_limit;    /* RLIMIT_NOFILE once the relay started */
 	pthread_t thread;
 	bool started;
 	FILE *log;          /* --network-log, or NULL: denials to stderr */
@@ -148,6 +153,11 @@ void proxy_in_to_upstream(struct isd_proxy *p, struct conn *c);
 bool proxy_pump(struct isd_proxy *p, struct conn *c);
 void proxy_conn_fail(struct isd_proxy *p, struct conn *c, int status, const char *reason);
 void proxy_deny_not_allowed(struct isd_proxy *p, struct conn *c);
+/* proxy-tunnel.c: an established tunnel (ST_RELAY) */
+void proxy_tunnel_open(struct isd_proxy *p, struct conn *c);
+void proxy_tunnel_close(struct conn *c);
+/* Moves what can move both ways: 1 something moved, 0 nothing, -2 error. */
+int proxy_tunnel_step(struct isd_proxy *p, struct conn *c);
 /* proxy.c */
 /* "host:port", "[v6]:port" */
 void proxy_format_target(const char *host, uint16_t port, char *buf, size_t len);

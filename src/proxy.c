@@ -722,6 +722,7 @@ int isd_proxy_start(struct isd_proxy *p)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	p->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (size_t)rl.rlim_cur : 1024;
 	r = proxy_resolver_start(p);
 	if (r < 0)
 		return isd_error(r, "starting the network relay's resolver");
