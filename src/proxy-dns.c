@@ -80,6 +80,32 @@ static bool first_denial(struct isd_proxy *p, const char *name)
 	return true;
 }
 
+/* The lookup says nothing of the port that will follow: the hint names
+ * HTTPS's default and how to allow another port, and for the hosts people
+ * reach with git over ssh, the ssh recipe (with the agent's socket when
+ * the caller has one). */
+static void log_dns_denial(struct isd_proxy *p, const char *name)
+{
+	static const char *const ssh_hosts[] = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org",
+						"ssh.dev.azure.com", "git.sr.ht"};
+	bool ssh_host = false;
+
+	for (size_t i = 0; i < sizeof(ssh_hosts) / sizeof(ssh_hosts[0]); i++)
+		ssh_host |= !strcmp(name, ssh_hosts[i]);
+	if (!ssh_host) {
+		proxy_log(p, true, "denied DNS %s: %s is not in the allowlist (add --allow %s for HTTPS, --allow %s:PORT for another port)",
+			  name, name, name, name);
+		return;
+	}
+	if (getenv("SSH_AUTH_SOCK"))
+		proxy_log(p, true, "denied DNS %s: %s is not in the allowlist (add --allow %s for HTTPS; for git over ssh "
+			  "--allow %s:22 --forward-unix /run/ssh-agent.sock:$SSH_AUTH_SOCK -e SSH_AUTH_SOCK=/run/ssh-agent.sock)",
+			  name, name, name, name);
+	else
+		proxy_log(p, true, "denied DNS %s: %s is not in the allowlist (add --allow %s for HTTPS, --allow %s:22 for git over ssh)",
+			  name, name, name, name);
+}
+
 /* One query in, one answer out; returns the answer's length or -1. */
 static int answer(struct isd_proxy *p, const uint8_t *q, size_t qlen, uint8_t *out, size_t out_size)
 {
@@ -109,8 +135,7 @@ static int answer(struct isd_proxy *p, const uint8_t *q, size_t qlen, uint8_t *o
 	} else {
 		rcode = 3;
 		if (first_denial(p, query.name))
-			proxy_log(p, true, "denied DNS %s: %s is not in the allowlist (add --allow %s)", query.name,
-				  query.name, query.name);
+			log_dns_denial(p, query.name);
 	}
 	return isd_dns_build_answer(q, &query, rcode, fake, out, out_size);
 }

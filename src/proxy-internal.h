@@ -123,6 +123,12 @@ struct isd_proxy {
 	struct fake_entry *fakes;
 	size_t n_fakes;
 	uint32_t next_dynamic;
+	/* With a terminal in use (-t) and no --network-log, denials are not
+	 * printed into the payload's screen (a TUI redraws over them): they are
+	 * counted, the first few kept, and summed up in one line at exit. */
+	bool quiet_denials;
+	unsigned n_quiet_denials;
+	char *quiet_first[3];
 	char **dns_logged;  /* names whose denial was logged already */
 	size_t n_dns_logged;
 	struct proxy_resolver *resolver; /* proxy-resolve.c */

@@ -15,6 +15,7 @@
 #include "isd/pty.h"
 #include "isd/spec.h"
 #include "isd/util.h"
+#include "isd/visible.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -39,21 +40,49 @@ void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...)
 	struct tm tm;
 	va_list ap;
 
+	_cleanup_free_ char *shown = NULL;
+
 	if (!p->log && !denial)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* Names and reasons come from the sandbox's requests.  The parsers
+	 * admit only host-name characters today (tested: ESC in CONNECT,
+	 * absolute URIs and SOCKS names is a 400); escaping here keeps a future
+	 * parser change from handing the terminal anything to interpret. */
+	shown = isd_visible_str(msg);
 	if (p->log) {
 		gmtime_r(&now, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		fprintf(p->log, "%s %s\n", when, msg);
+		fprintf(p->log, "%s %s\n", when, shown);
 		fflush(p->log);
+	} else if (p->quiet_denials) {
+		if (p->n_quiet_denials < sizeof(p->quiet_first) / sizeof(p->quiet_first[0]))
+			p->quiet_first[p->n_quiet_denials] = isd_steal_ptr(shown);
+		p->n_quiet_denials++;
 	} else {
 		/* While -t holds the caller's terminal in raw mode, a bare \n
 		 * would not return the cursor. */
-		fprintf(stderr, "isd: network: %s%s", msg, isd_pty_terminal_is_raw() ? "\r\n" : "\n");
+		fprintf(stderr, "isd: network: %s%s", shown, isd_pty_terminal_is_raw() ? "\r\n" : "\n");
 	}
+}
+
+/* The denials a terminal session kept quiet, in one line once the
+ * terminal is the caller's again. */
+static void print_quiet_denials(struct isd_proxy *p)
+{
+	size_t kept = sizeof(p->quiet_first) / sizeof(p->quiet_first[0]);
+
+	if (!p->n_quiet_denials)
+		return;
+	fprintf(stderr, "isd: network: %u request%s denied while the terminal was in use", p->n_quiet_denials,
+		p->n_quiet_denials == 1 ? "" : "s");
+	for (size_t i = 0; i < kept && i < p->n_quiet_denials; i++)
+		fprintf(stderr, "%s %s", i ? ";" : ":", p->quiet_first[i]);
+	fprintf(stderr, "%s; --network-log FILE records every one as it happens\n", p->n_quiet_denials > kept ? "; ..." : "");
+	for (size_t i = 0; i < kept; i++)
+		free(p->quiet_first[i]);
 }
 
 void proxy_format_target(const char *host, uint16_t port, char *buf, size_t len)
@@ -664,6 +693,7 @@ int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out)
 	p->resolved_fd = -1;
 	p->wake_ev.kind = EV_WAKE;
 	p->resolved_ev.kind = EV_RESOLVED;
+	p->quiet_denials = spec->tty && !cfg->log_path;
 	if (cfg->log_path) {
 		int fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
 		if (fd < 0 || !(p->log = fdopen(fd, "a"))) {
@@ -761,6 +791,7 @@ void isd_proxy_free(struct isd_proxy *p)
 		close(l->fd);
 		free(l);
 	}
+	print_quiet_denials(p);
 	proxy_fakes_free(p);
 	free(p->own);
 	if (p->log)

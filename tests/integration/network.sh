@@ -258,7 +258,7 @@ test_netless_dns_and_capture() {
 A 198.18.0.2
 NXDOMAIN
 NXDOMAIN" "the DNS stub answers allowed names only"
-	expect_contains "$err" "denied DNS evil.test: evil.test is not in the allowlist (add --allow evil.test)"
+	expect_contains "$err" "denied DNS evil.test: evil.test is not in the allowlist (add --allow evil.test for HTTPS, --allow evil.test:PORT for another port)"
 	# a tool that ignores the proxy variables: /etc/hosts and the DNS
 	# stub lead to the fake address, the capture applies the allowlist
 	# shellcheck disable=SC2086
@@ -645,3 +645,31 @@ for i, s in enumerate(conns):
 	done
 	expect_eq "$(sort "$T/sink.result" | uniq -c | sed 's/^ *//')" "512 1048576" "every upload arrives whole"
 }
+
+# A denied lookup of a git host says how to reach it over ssh, with the
+# caller's agent socket when there is one (a lookup tells no port, and
+# --allow github.com alone means HTTPS).
+test_netless_dns_denial_ssh_hint() {
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	run_isd exec --network netless -v "$NETDIR:/net:ro" -- $SPY /net/dnsquery.py github.com
+	expect_eq "$out" NXDOMAIN
+	expect_contains "$err" "add --allow github.com for HTTPS, --allow github.com:22 for git over ssh"
+	SSH_AUTH_SOCK=$T/agent.sock "$ISD" exec --network netless -v "$NETDIR:/net:ro" -- $SPY /net/dnsquery.py github.com >"$T/out" 2>"$T/err" </dev/null
+	expect_contains "$(cat "$T/err")" "--allow github.com:22 --forward-unix /run/ssh-agent.sock:\$SSH_AUTH_SOCK -e SSH_AUTH_SOCK=/run/ssh-agent.sock"
+}
+
+# With a terminal, a denial is not printed into the payload's screen (a TUI
+# redraws over it): one summary line comes after the payload is done.
+test_netless_denials_summed_up_after_a_terminal() {
+	command -v script >/dev/null || skip "script (bsdutils) is not installed"
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	script -qec "\"$ISD\" exec -t --network netless -v \"$NETDIR:/net:ro\" -- sh -c '$SPY /net/dnsquery.py evil.test; $SPY /net/dnsquery.py other.test; echo PAYLOAD-DONE'" /dev/null </dev/null >"$T/tty" 2>&1
+	out=$(tr -d '\r' <"$T/tty")
+	expect_contains "$out" PAYLOAD-DONE
+	expect_contains "$out" "isd: network: 2 requests denied while the terminal was in use: denied DNS evil.test"
+	expect_contains "$out" "--network-log FILE records every one"
+	# nothing of it before the payload's last line
+	before=$(printf '%s\n' "$out" | sed '/PAYLOAD-DONE/q')
+	expect_not_contains "$before" "denied DNS" "a denial printed into the payload's terminal"
+}
+
