@@ -23,9 +23,12 @@ need_agent() {
 }
 
 # Everything in the agents' home except the agents' own state: names,
-# types, sizes, modes, times and link targets.
+# types, sizes, modes, link targets, and the times of what is not a
+# directory (the home's own time moves when the other agent's test, run
+# in parallel, recreates its state directory).
 home_hash() {
-	(cd "$AH" && find . \( -path ./.omp -o -path ./.pi \) -prune -o -printf '%p %y %s %m %T@ %l\n' | LC_ALL=C sort | sha256sum)
+	(cd "$AH" && find . \( -path ./.omp -o -path ./.pi \) -prune -o -type d -printf '%p d %m\n' -o -printf '%p %y %s %m %T@ %l\n' |
+		LC_ALL=C sort | sha256sum)
 }
 
 # The agents' own state, file by file with its content's hash.
