@@ -24,6 +24,14 @@ bool isd_diff_git_path(const struct isd_change *e)
 	return !strncmp(e->path, ".git/", 5);
 }
 
+size_t isd_diff_git_files(const struct isd_change *e)
+{
+	/* A deleted directory is every file it held. */
+	if (S_ISDIR(e->old_mode) && (e->status == ISD_CHANGE_DELETED || e->status == ISD_CHANGE_TYPE))
+		return (size_t)e->tree_files + (e->new_mode && !S_ISDIR(e->new_mode));
+	return !S_ISDIR(e->old_mode) && !S_ISDIR(e->new_mode);
+}
+
 /* The first line of a small regular file beneath dfd, or NULL: absent, a
  * whiteout, a link, anything else. */
 static char *first_line(int dfd, const char *path)
@@ -188,8 +196,8 @@ void isd_diff_git_summary(const char *project, const char *upper, int project_fd
 	size_t files = 0;
 
 	for (size_t i = 0; i < c->n; i++)
-		if (isd_diff_git_path(&c->v[i]) && !S_ISDIR(c->v[i].new_mode) && !S_ISDIR(c->v[i].old_mode))
-			files++;
+		if (isd_diff_git_path(&c->v[i]))
+			files += isd_diff_git_files(&c->v[i]);
 	printf("%sgit metadata .git/: %zu changed file%s (isd diff -- .git shows them)%s\n", color ? "\033[1m" : "",
 	       files, files == 1 ? "" : "s", color ? "\033[m" : "");
 	for (size_t i = 0; i < c->n; i++) {

@@ -8,6 +8,7 @@
 #include "isd/agent-state.h"
 #include "isd/diff-git.h"
 #include "isd/session-changes.h"
+#include "isd/session-git.h"
 #include "isd/session.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
@@ -653,10 +654,19 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 		goto out;
 	if (!show_ignored && !rel)
 		ignore_open(s->project, &ig);
+	/* What git on the host would run or lose comes first, whatever
+	 * .gitignore hides (isd apply refuses it on the same review). */
+	if (format != NAME_ONLY) {
+		struct isd_git_review review;
+		if (isd_git_review(d.project_fd, d.upper_fd, &sel, &review) == 0) {
+			isd_git_review_print(&review, d.color);
+			isd_git_review_free(&review);
+		}
+	}
 	/* Without PATHs, the git metadata is one block (isd-diff-git.c). */
 	for (size_t i = 0; !rel && format != NAME_ONLY && i < sel.n; i++)
-		if (isd_diff_git_path(&sel.v[i]) && !S_ISDIR(sel.v[i].old_mode) && !S_ISDIR(sel.v[i].new_mode))
-			git_files++;
+		if (isd_diff_git_path(&sel.v[i]))
+			git_files += isd_diff_git_files(&sel.v[i]);
 	for (size_t i = 0; i < sel.n && r == 0; i++) {
 		if (!rel && format != NAME_ONLY && isd_diff_git_path(&sel.v[i])) {
 			if (!git_done && format == STAT)

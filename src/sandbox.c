@@ -683,6 +683,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r == 0 && WIFEXITED(status))
 		isd_agent_state_hint_at_exit(spec, getenv("HOME"), exit_code);
 out:
+	isd_workspace_cleanup_host(spec);
 	/* Held state is shown by isd diff of the session: it stays. */
 	if (isd_agent_state_end(agent_state) && have_session)
 		session.keep = true;

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "isd/session-apply.h"
 #include "isd/session-changes.h"
+#include "isd/session-git.h"
 #include "isd/session.h"
 #include "isd/util.h"
 
@@ -111,7 +112,8 @@ static int filter_ignored(const struct isd_session *s, struct isd_changes *sel, 
 
 static int apply_usage(void)
 {
-	fputs("Usage: isd apply [ID] [--force] [--include-ignored] [PATH...]\n"
+	fputs("Usage: isd apply [ID] [--force] [--include-ignored] [--allow-git-exec] [--allow-history-loss]\n"
+	      "                 [PATH...]\n"
 	      "\n"
 	      "Copy a stopped session's changes (all, or those at or under PATHs) into its\n"
 	      "project, all or nothing: a file changed on the host since the session started\n"
@@ -119,12 +121,19 @@ static int apply_usage(void)
 	      "project is refused, and with any refusal nothing is applied.  Applied changes\n"
 	      "leave the session; a session with none left is removed.  Without ID: the latest\n"
 	      "session of the current directory's project.  What the project's .gitignore\n"
-	      "ignores (.venv/, node_modules/) is applied only with --include-ignored.\n",
+	      "ignores (.venv/, node_modules/) is applied only with --include-ignored.\n"
+	      "\n"
+	      "  --allow-git-exec      take git configuration that runs commands on the host\n"
+	      "                        (hooks, core.fsmonitor, filters, aliases, commondir,\n"
+	      "                        include.path, ...: isd diff lists it); refused otherwise\n"
+	      "  --allow-history-loss  take changes that remove git objects or rewrite history\n"
+	      "                        (shallow, grafts, replace refs); refused otherwise\n",
 	      stdout);
 	return 0;
 }
 
-static int cmd_apply(struct isd_session *s, char **paths, bool force, bool include_ignored, int *code)
+static int cmd_apply(struct isd_session *s, char **paths, bool force, bool include_ignored, unsigned git_allow,
+		     int *code)
 {
 	_cleanup_free_ char *upper = isd_session_upper(s), *cwd = getcwd(NULL, 0);
 	_cleanup_close_ int pfd = open(s->project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -155,7 +164,13 @@ static int cmd_apply(struct isd_session *s, char **paths, bool force, bool inclu
 		isd_changes_free(&sel);
 		return r;
 	}
-	r = isd_changes_apply(pfd, ufd, &sel, s->started_ns, force, &applied, &refused);
+	{
+		struct isd_apply a = {.project_fd = pfd, .upper_fd = ufd, .changes = &sel, .started_ns = s->started_ns,
+				      .force = force, .git_allow = git_allow};
+		r = isd_apply_run(&a);
+		applied = a.applied;
+		refused = a.refused;
+	}
 	isd_changes_free(&sel);
 	if (r < 0)
 		return r;
@@ -184,6 +199,7 @@ int isd_session_cmd_apply(int argc, char **argv)
 	_cleanup_strv_ char **operands = NULL;
 	struct isd_session s;
 	bool force = false, consumed = false, dashdash = false, id_allowed = true, include_ignored = false;
+	unsigned git_allow = 0;
 	int r, code = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -193,6 +209,10 @@ int isd_session_cmd_apply(int argc, char **argv)
 			force = true;
 		else if (!dashdash && !strcmp(argv[i], "--include-ignored"))
 			include_ignored = true;
+		else if (!dashdash && !strcmp(argv[i], "--allow-git-exec"))
+			git_allow |= ISD_GIT_ALLOW_EXEC;
+		else if (!dashdash && !strcmp(argv[i], "--allow-history-loss"))
+			git_allow |= ISD_GIT_ALLOW_HISTORY_LOSS;
 		else if (!dashdash && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")))
 			return apply_usage();
 		else if (!dashdash && argv[i][0] == '-' && argv[i][1])
@@ -209,7 +229,7 @@ int isd_session_cmd_apply(int argc, char **argv)
 	}
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, true, &s, &consumed);
 	if (r == 0) {
-		r = cmd_apply(&s, operands ? operands + consumed : NULL, force, include_ignored, &code);
+		r = cmd_apply(&s, operands ? operands + consumed : NULL, force, include_ignored, git_allow, &code);
 		isd_session_free(&s);
 	}
 	if (r < 0) {

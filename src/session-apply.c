@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "isd/session-apply.h"
 #include "isd/session-changes.h"
+#include "isd/session-git.h"
 #include "isd/session.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
@@ -302,7 +303,8 @@ static int check_one(struct run *run, size_t i)
 	have = fstatat(hpfd, name, &hst, AT_SYMLINK_NOFOLLOW) == 0;
 	if (!have && errno != ENOENT)
 		return isd_error(-errno, "reading %s in the project", e->path);
-	if (have && !a->force) {
+	/* The index goes with the session's HEAD (isd_git_check_apply()). */
+	if (have && !a->force && !isd_git_follows_head(e->path)) {
 		/* A directory the session creates whole, where the host made one
 		 * meanwhile: taking it would replace what the host put there. */
 		if (S_ISDIR(hst.st_mode) && is_new_dir(e))
@@ -355,7 +357,8 @@ int isd_apply_check_all(struct isd_apply *a)
 	plan_init(&run);
 	for (size_t i = 0; i < a->changes->n && r == 0; i++)
 		r = check_one(&run, i);
-	/* The git checks (src/session-git.c) join here. */
+	if (r == 0)
+		r = isd_git_check_apply(a);
 	free(run.plan);
 	return r;
 }
@@ -534,8 +537,8 @@ int isd_apply_run(struct isd_apply *a)
 	plan_init(&run);
 	for (size_t i = 0; i < a->changes->n && r == 0; i++)
 		r = check_one(&run, i);
-	/* The git checks (src/session-git.c) join here too, through
-	 * isd_apply_check_all() once they need more than one change. */
+	if (r == 0)
+		r = isd_git_check_apply(a);
 	if (r < 0 || a->refused)
 		goto out;
 	remember_fs(&run, a->project_fd);

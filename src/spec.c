@@ -421,6 +421,7 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 		json_object_object_add(w, "masked", strv_json(ws->masked));
 		json_object_object_add(w, "git_readonly", strv_json(ws->git_readonly));
 		json_object_object_add(w, "git_pinned", json_object_new_boolean(ws->git_pin));
+		json_object_object_add(w, "git_placeholders", strv_json(ws->git_placeholders));
 		json_object_object_add(root, "workspace", w);
 	}
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "isd/workspace.h"
+#include "isd/git-config.h"
 #include "isd/mount-fs.h"
 #include "isd/session.h"
 #include "isd/syscalls.h"
@@ -456,20 +457,154 @@ static int resolve_masks(struct isd_workspace *ws)
 	return 0;
 }
 
-/* What the agent could use to run code later on the host: hooks, and the
- * config that names hooks, filters and aliases.  .git itself is pinned so
- * that it cannot be renamed away and replaced by a writable copy. */
+/* Names git reads that no bind can cover while they do not exist (git
+ * lstat()s them: any placeholder is read): in a rw workspace, one the
+ * agent made during the run is moved aside at its end, loudly. */
+static const char *const git_watched[] = {".git/commondir", ".git/config.worktree", NULL};
+
+static bool is_reg_at(int dir, const char *path)
+{
+	struct stat st;
+
+	return fstatat(dir, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_dir_at(int dir, const char *path)
+{
+	struct stat st;
+
+	return fstatat(dir, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void push_unique(char ***list, char *owned)
+{
+	for (size_t i = 0; *list && (*list)[i]; i++)
+		if (!strcmp((*list)[i], owned)) {
+			free(owned);
+			return;
+		}
+	isd_strv_push(list, owned);
+}
+
+/* A submodule's repository (and the ones nested in it, modules/a/modules/b;
+ * names may hold "/"): its config and hooks. */
+static void protect_modules(struct isd_workspace *ws, int dir, const char *rel, unsigned depth)
+{
+	_cleanup_close_ int fd = isd_openat2(dir, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+					     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	struct dirent *e;
+	DIR *d;
+
+	if (fd < 0 || depth > 8 || !(d = fdopendir(fd)))
+		return;
+	fd = -1;
+	while ((e = readdir(d))) {
+		_cleanup_free_ char *sub = NULL, *cfg = NULL, *hooks = NULL;
+
+		if (e->d_name[0] == '.' || e->d_type != DT_DIR)
+			continue;
+		sub = isd_xasprintf("%s/%s", rel, e->d_name);
+		cfg = isd_xasprintf("%s/config", sub);
+		hooks = isd_xasprintf("%s/hooks", sub);
+		if (is_reg_at(dir, cfg)) {
+			push_unique(&ws->git_readonly, isd_steal_ptr(cfg));
+			if (is_dir_at(dir, hooks))
+				push_unique(&ws->git_readonly, isd_xasprintf("%s/", hooks));
+			free(sub);
+			sub = isd_xasprintf("%s/%s/modules", rel, e->d_name);
+		}
+		protect_modules(ws, dir, sub, depth + 1);
+	}
+	closedir(d);
+}
+
+/* The path value (of git's config, relative to base) names inside the
+ * workspace, relative to it; NULL when outside. */
+static char *inside(const struct isd_workspace *ws, const char *base, const char *value)
+{
+	_cleanup_free_ char *abs = NULL, *norm = NULL;
+	const char *home = getenv("HOME");
+	size_t n = strlen(ws->path);
+
+	if (!value || !value[0])
+		return NULL;
+	if (!strncmp(value, "~/", 2))
+		abs = home ? isd_xasprintf("%s/%s", home, value + 2) : NULL;
+	else
+		abs = value[0] == '/' ? isd_xstrdup(value) : isd_xasprintf("%s/%s", base, value);
+	if (!abs || isd_resolve_abs_path_lexically(abs, &norm) < 0 || strncmp(norm, ws->path, n) || norm[n] != '/')
+		return NULL;
+	return isd_xstrdup(norm + n + 1);
+}
+
+/* What the repository's config names in the work tree: core.hooksPath
+ * (husky's .husky/_) and include.path files; read-only like .git/config. */
+static void protect_config_targets(struct isd_workspace *ws, int dir, const char *config, unsigned depth)
+{
+	_cleanup_close_ int fd = isd_openat2(dir, config, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+					     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	_cleanup_free_ char *text = NULL, *base = NULL;
+	struct isd_git_config c;
+	struct stat st;
+	size_t len;
+
+	if (fd < 0 || depth > 8 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || isd_read_fd(fd, &text, &len) < 0)
+		return;
+	base = isd_xasprintf("%s/%s", ws->path, config);
+	*strrchr(base, '/') = '\0';
+	(void)isd_git_config_parse(text, len, &c);
+	for (size_t i = 0; i < c.n; i++) {
+		const char *k = c.v[i].key, *name = strrchr(k, '.');
+		bool hooks = !strcmp(k, "core.hookspath");
+		bool inc = (!strncmp(k, "include.", 8) || !strncmp(k, "includeif.", 10)) && name && !strcmp(name, ".path");
+		/* A relative core.hooksPath is relative to the work tree. */
+		char *rel = hooks || inc ? inside(ws, hooks ? ws->path : base, c.v[i].value) : NULL;
+
+		if (!rel)
+			continue;
+		if (hooks) {
+			push_unique(&ws->git_hooks_dirs, isd_xstrdup(rel));
+			push_unique(&ws->git_readonly, isd_xasprintf("%s/", rel));
+		} else if (is_reg_at(dir, rel)) {
+			push_unique(&ws->git_readonly, isd_xstrdup(rel));
+			protect_config_targets(ws, dir, rel, depth + 1);
+		}
+		free(rel);
+	}
+	isd_git_config_free(&c);
+}
+
+/* What the agent could use to run code later on the host: everything git
+ * reads as configuration or runs (hooks, config, config.worktree,
+ * commondir, info/attributes, linked worktrees' and submodules' own, the
+ * files include.path names, the core.hooksPath directory).  .git itself
+ * is pinned so that it cannot be renamed away and replaced by a writable
+ * copy.  Names git would read that do not exist cannot be covered without
+ * something in their place, which git would read: where there is no
+ * repository, a rw workspace gets an empty read-only .git for the run (no
+ * repository to git, no place to make one); a new commondir is moved
+ * aside at the end of a rw run (git_watched); in a cow session all of it
+ * is the review's (isd diff, isd apply). */
 static void resolve_git(struct isd_workspace *ws)
 {
-	static const char *const protected[] = {".git/config", ".git/config.worktree", NULL};
+	static const char *const protected[] = {".git/config", ".git/config.worktree", ".git/commondir",
+						".git/info/attributes", NULL};
 	_cleanup_close_ int dir = -1;
 	struct stat st;
+	DIR *d;
 
 	if (ws->git_writable || ws->mode == ISD_WORKSPACE_RO)
 		return;
 	dir = open(ws->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0 || fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (dir < 0)
 		return;
+	if (fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT && ws->mode == ISD_WORKSPACE_RW) {
+			isd_strv_push(&ws->git_placeholders, isd_xstrdup(".git/"));
+			isd_strv_push(&ws->git_readonly, isd_xstrdup(".git/"));
+		}
+		return;
+	}
 	if (S_ISREG(st.st_mode)) {
 		/* A worktree's or submodule's pointer to its git directory. */
 		isd_strv_push(&ws->git_readonly, isd_xstrdup(".git"));
@@ -480,8 +615,35 @@ static void resolve_git(struct isd_workspace *ws)
 	ws->git_pin = true;
 	isd_strv_push(&ws->git_readonly, isd_xstrdup(".git/hooks/"));
 	for (size_t i = 0; protected[i]; i++)
-		if (fstatat(dir, protected[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		if (is_reg_at(dir, protected[i]))
 			isd_strv_push(&ws->git_readonly, isd_xstrdup(protected[i]));
+	for (size_t i = 0; ws->mode == ISD_WORKSPACE_RW && git_watched[i]; i++)
+		if (fstatat(dir, git_watched[i], &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			isd_strv_push(&ws->git_watched, isd_xstrdup(git_watched[i]));
+	/* Linked worktrees: where each one's git looks. */
+	{
+		int wfd = isd_openat2(dir, ".git/worktrees", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+				      RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		struct dirent *e;
+
+		if (wfd >= 0 && !(d = fdopendir(wfd)))
+			close(wfd);
+		else if (wfd >= 0) {
+			while ((e = readdir(d))) {
+				static const char *const names[] = {"commondir", "gitdir", "config.worktree", NULL};
+				if (e->d_name[0] == '.')
+					continue;
+				for (size_t i = 0; names[i]; i++) {
+					_cleanup_free_ char *p = isd_xasprintf(".git/worktrees/%s/%s", e->d_name, names[i]);
+					if (is_reg_at(dir, p))
+						isd_strv_push(&ws->git_readonly, isd_steal_ptr(p));
+				}
+			}
+			closedir(d);
+		}
+	}
+	protect_modules(ws, dir, ".git/modules", 0);
+	protect_config_targets(ws, dir, ".git/config", 0);
 }
 
 int isd_workspace_resolve(struct isd_spec *spec)
@@ -507,15 +669,53 @@ int isd_workspace_prepare_host(const struct isd_spec *spec)
 	const struct isd_workspace *ws = &spec->workspace;
 	_cleanup_close_ int git = -1;
 
-	if (!ws->git_pin)
+	if (!ws->git_pin && !ws->git_placeholders)
 		return 0;
 	git = open(ws->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (git < 0)
 		return isd_error(-errno, "opening the workspace %s", ws->path);
 	/* git init creates it too; it must exist to be covered. */
-	if (mkdirat(git, ".git/hooks", 0755) < 0 && errno != EEXIST)
+	if (ws->git_pin && mkdirat(git, ".git/hooks", 0755) < 0 && errno != EEXIST)
 		return isd_error(-errno, "creating %s/.git/hooks to protect it (or use --git-writable)", ws->path);
+	for (size_t i = 0; ws->git_hooks_dirs && ws->git_hooks_dirs[i]; i++) {
+		_cleanup_free_ char *p = isd_xasprintf("%s/%s", ws->path, ws->git_hooks_dirs[i]);
+		int r = isd_mkdir_p(p, 0755);
+		if (r < 0)
+			return isd_error(r, "creating %s (core.hooksPath) to protect it (or use --git-writable)", p);
+	}
+	/* An empty read-only .git is no repository to git, and no place to
+	 * make one. */
+	if (ws->git_placeholders && mkdirat(git, ".git", 0755) < 0 && errno != EEXIST)
+		return isd_error(-errno, "creating the empty %s/.git that keeps the agent from making a repository "
+				 "there (or use --git-writable)", ws->path);
 	return 0;
+}
+
+void isd_workspace_cleanup_host(const struct isd_spec *spec)
+{
+	const struct isd_workspace *ws = &spec->workspace;
+	_cleanup_close_ int dir = -1;
+
+	if ((!ws->git_placeholders && !ws->git_watched) || (dir = open(ws->path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	/* Only when still empty: still isd's. */
+	if (ws->git_placeholders)
+		(void)unlinkat(dir, ".git", AT_REMOVEDIR);
+	for (size_t i = 0; ws->git_watched && ws->git_watched[i]; i++) {
+		const char *rel = ws->git_watched[i];
+		_cleanup_free_ char *aside = isd_xasprintf("%s.isd-refused", rel);
+		struct stat st;
+
+		if (fstatat(dir, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (renameat(dir, rel, dir, aside) < 0)
+			isd_warn("the sandbox made %s/%s, which redirects git's configuration and hooks; moving it "
+				 "aside failed (%s): remove it before you run git there", ws->path, rel, strerror(errno));
+		else
+			isd_warn("the sandbox made %s/%s, which redirects git's configuration and hooks: moved to %s "
+				 "(a cow workspace, --workspace DIR:cow, reviews such changes before they reach the "
+				 "project)", ws->path, rel, aside);
+	}
 }
 
 int isd_workspace_new_overlay(const char *lower, const char *upper, const char *work)
@@ -638,5 +838,8 @@ void isd_workspace_free(struct isd_workspace *ws)
 	isd_strv_free(ws->unmasks);
 	isd_strv_free(ws->masked);
 	isd_strv_free(ws->git_readonly);
+	isd_strv_free(ws->git_placeholders);
+	isd_strv_free(ws->git_hooks_dirs);
+	isd_strv_free(ws->git_watched);
 	memset(ws, 0, sizeof(*ws));
 }

@@ -17,6 +17,9 @@
  * worktree's .git pointer file is an ordinary change). */
 bool isd_diff_git_path(const struct isd_change *e);
 
+/* The files a change stands for: 1, or a deleted tree's file count. */
+size_t isd_diff_git_files(const struct isd_change *e);
+
 /* One block for the changes of c that isd_diff_git_path() selects: how
  * many files changed, each branch or tag that moved (old -> new) with the
  * subjects of its new commits, read from the session's objects and the

@@ -25,6 +25,7 @@ struct isd_apply {
 	const struct isd_changes *changes;
 	int64_t started_ns;
 	bool force; /* --force: overwrite what changed on the host since the start */
+	unsigned git_allow; /* ISD_GIT_ALLOW_* (include/isd/session-git.h) */
 	size_t refused, applied;
 };
 

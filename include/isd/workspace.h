@@ -36,6 +36,10 @@ int isd_workspace_resolve(struct isd_spec *spec);
  * that it can be covered read-only. */
 int isd_workspace_prepare_host(const struct isd_spec *spec);
 
+/* Host side, after the sandbox: removes the placeholders prepare_host
+ * made (those that are still isd's). */
+void isd_workspace_cleanup_host(const struct isd_spec *spec);
+
 /* Child side: a detached overlay mount (lower = the project). */
 int isd_workspace_new_overlay(const char *lower, const char *upper, const char *work);
 

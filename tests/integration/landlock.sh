@@ -123,12 +123,15 @@ test_landlock_agent_workloads() {
 		P=$T/proj-$mode
 		mkdir -p "$P/dep"
 		printf '{"name":"dep","version":"1.0.0"}\n' >"$P/dep/package.json"
+		# A rw workspace without a repository gets a read-only .git
+		# placeholder (git init there needs --git-writable).
+		! command -v git >/dev/null || git -C "$P" init -q
 		run_isd exec --workspace "$P:$mode" -w "$P" -e HOME="$P" \
 			-e GIT_AUTHOR_NAME=isd -e GIT_AUTHOR_EMAIL=isd@example.org \
 			-e GIT_COMMITTER_NAME=isd -e GIT_COMMITTER_EMAIL=isd@example.org -- sh -c '
 			set -e
 			if command -v git >/dev/null; then
-				git init -q . && echo hi >f && git add f && git commit -qm first
+				echo hi >f && git add f && git commit -qm first
 				git mv f g && git commit -qm second && git gc -q && echo "git $(git log --oneline | wc -l)"
 			fi
 			if command -v cc >/dev/null; then

@@ -333,3 +333,146 @@ test_diff_summarizes_git() {
 	expect_eq "$(git -C "$P" log -1 --format=%s topic)" "Topic work" "the applied repository has the agent's branch"
 	git -C "$P" fsck --no-progress >"$T/fsck" 2>&1 || fail "the applied repository does not pass git fsck"
 }
+
+# A repository of the project, committed, for the git review tests.
+git_project() {
+	make_project
+	command -v git >/dev/null || skip "git not installed"
+	git -C "$P" init -q -b main 2>/dev/null || git -C "$P" init -q
+	git -C "$P" checkout -q -B main
+	git -C "$P" add -A
+	git -C "$P" -c user.name=u -c user.email=u@u commit -qm base
+	GITENV="-e GIT_AUTHOR_NAME=a -e GIT_AUTHOR_EMAIL=a@a -e GIT_COMMITTER_NAME=a -e GIT_COMMITTER_EMAIL=a@a"
+	sleep 0.05
+}
+
+# The host's git must never run what the agent wrote: $T/pwned appears
+# when it does.
+host_git_runs_nothing() {
+	rm -f "$T/pwned"
+	git -C "$P" status >/dev/null 2>&1
+	git -C "$P" -c user.name=u -c user.email=u@u commit -q --allow-empty -m probe >/dev/null 2>&1
+	[ ! -e "$T/pwned" ] || fail "$1: git on the host ran the agent's command"
+}
+
+# commondir sends git to a config of the agent's (core.fsmonitor runs on
+# the next git status): shown as executable, refused, applied when named.
+test_git_commondir_refused() {
+	git_project
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c "
+		mkdir -p .git/c && cp -r .git/objects .git/refs .git/HEAD .git/c/ 2>/dev/null
+		printf '[core]\n\tfsmonitor = \"touch $T/pwned; false\"\n' >.git/c/config
+		printf 'c\n' >.git/commondir && echo WROTE"
+	expect_rc 0
+	expect_contains "$out" WROTE "cow: the agent writes commondir in its layer"
+	id=$(sessions)
+	run_isd diff "$id"
+	expect_contains "$out" "!! executable git configuration"
+	expect_contains "$out" ".git/commondir: commondir: git reads config, hooks and objects from c"
+	expect_contains "$out" ".git/c/config: + core.fsmonitor = \"touch $T/pwned; false\""
+	run_isd diff --stat "$id"
+	expect_contains "$out" "!! executable git configuration"
+	run_isd apply "$id"
+	expect_rc 1 "apply refuses executable git configuration"
+	expect_contains "$err" "refused .git/commondir: commondir: git reads config"
+	expect_contains "$err" "(--allow-git-exec takes it)"
+	expect_contains "$err" "nothing was applied"
+	[ ! -e "$P/.git/commondir" ] && [ ! -e "$P/.git/c" ] || fail "refused, yet written"
+	host_git_runs_nothing "after the refused apply"
+	run_isd apply --allow-git-exec "$id"
+	expect_rc 0 "--allow-git-exec takes it"
+	[ "$(cat "$P/.git/commondir")" = c ] || fail "--allow-git-exec: commondir not applied"
+}
+
+# git init and core.fsmonitor where there was no repository.
+test_git_new_repository_refused() {
+	make_project
+	command -v git >/dev/null || skip "git not installed"
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c "
+		git init -q && git config core.fsmonitor 'touch $T/pwned; false' && echo INIT"
+	expect_rc 0
+	expect_contains "$out" INIT
+	id=$(sessions)
+	run_isd diff "$id"
+	expect_contains "$out" ".git: a new repository, made in the session"
+	expect_contains "$out" ".git/config: + core.fsmonitor = \"touch $T/pwned; false\""
+	expect_contains "$out" "!! executable git configuration"
+	run_isd apply "$id"
+	expect_rc 1 "a new repository with core.fsmonitor is refused"
+	[ ! -e "$P/.git" ] || fail "refused, yet the repository was written"
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c 'git init -q && echo INIT'
+	id=$(sessions | head -1)
+	for s in $(sessions); do run_isd diff "$s"; case $out in *fsmonitor*) ;; *) id=$s ;; esac; done
+	run_isd apply "$id"
+	expect_rc 0 "a plain new repository is applied ($err)"
+	[ -d "$P/.git/objects" ] || fail "the new repository was not applied"
+}
+
+# core.hooksPath into the work tree (husky's .husky/_, ignored): a hook
+# there is executable configuration even though .gitignore hides it.  (The
+# sandbox covers the directory when hooksPath is set at the start,
+# workspace.sh; here husky sets it on the host afterwards.)
+test_git_hookspath_worktree_refused() {
+	git_project
+	printf '.husky/_/\n' >"$P/.gitignore"
+	sleep 0.05
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c "
+		mkdir -p .husky/_ && printf '#!/bin/sh\ntouch $T/pwned\n' >.husky/_/pre-commit && chmod +x .husky/_/pre-commit && echo HOOK"
+	expect_contains "$out" HOOK
+	id=$(sessions)
+	git -C "$P" config core.hooksPath .husky/_
+	run_isd diff "$id"
+	expect_contains "$out" "!! executable git configuration"
+	expect_contains "$out" ".husky/_/pre-commit: a hook where core.hooksPath points"
+	run_isd apply --include-ignored "$id"
+	expect_rc 1 "a hook in core.hooksPath is refused"
+	expect_contains "$err" "refused .husky/_/pre-commit: a hook where core.hooksPath points"
+	[ ! -e "$P/.husky/_/pre-commit" ] || fail "the hook reached the project"
+	host_git_runs_nothing "hooksPath"
+}
+
+# rm -rf of the object store is history lost, never "0 changed files".
+test_git_objects_deleted_refused() {
+	git_project
+	git -C "$P" gc -q
+	echo more >>"$P/keep.txt" && git -C "$P" -c user.name=u -c user.email=u@u commit -qam loose
+	sleep 0.05
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c 'rm -rf .git/objects/pack .git/objects/??'
+	expect_rc 0
+	id=$(sessions)
+	run_isd diff "$id"
+	expect_not_contains "$out" "0 changed files"
+	expect_contains "$out" "!! git history loss"
+	expect_contains "$out" "that nothing else holds; history will be lost"
+	run_isd apply "$id"
+	expect_rc 1 "deleting objects is refused"
+	expect_contains "$err" "(--allow-history-loss takes it)"
+	git -C "$P" fsck --no-progress >/dev/null 2>&1 || fail "the host's history was damaged"
+	# git gc in the session moves objects: nothing is lost.
+	run_isd discard "$id"
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c 'git gc -q --prune=now'
+	id=$(sessions)
+	run_isd diff "$id"
+	expect_not_contains "$out" "history loss" "git gc keeps every object"
+}
+
+# A legitimate session (commits, a branch, deleted files, renamed
+# directories), applied after the host's git status refreshed the index:
+# the repository is consistent, status clean.
+test_git_apply_consistent() {
+	git_project
+	run_isd exec --profile none $GITENV --workspace "$P:cow" -- sh -c '
+		git rm -q gone.txt && mv d d2 && echo x >>keep.txt && git add -A && git commit -qm "agent: work"
+		git checkout -qb topic && echo t >t.txt && git add t.txt && git commit -qm topic
+		git checkout -q main && mv big huge && git add -A && git commit -qm rename && git status --porcelain'
+	expect_rc 0 "the agent's commits"
+	expect_eq "$out" "" "clean inside"
+	id=$(sessions)
+	git -C "$P" status >/dev/null
+	run_isd apply "$id"
+	expect_rc 0 "apply ($err)"
+	git -C "$P" fsck --no-progress >"$T/fsck" 2>&1 || fail "git fsck after apply: $(cat "$T/fsck")"
+	expect_eq "$(git -C "$P" status --porcelain)" "" "git status is clean after apply"
+	expect_eq "$(git -C "$P" log -1 --format=%s)" rename
+	expect_eq "$(git -C "$P" log -1 --format=%s topic)" topic
+}

@@ -277,3 +277,77 @@ test_masks_too_many_one_line() {
 	run_isd exec --profile none --workspace "$P" --mask '*.log' --unmask 'many/4*' --unmask 'many/1*' -- sh -c 'wc -c <many/2.log; wc -c <many/41.log'
 	expect_rc 0 "--unmask brings it under the limit"
 }
+
+# git on the host must never run what the agent wrote ($T/pwned).
+host_git_clean() {
+	rm -f "$T/pwned"
+	git -C "$P" status >/dev/null 2>&1
+	[ ! -e "$T/pwned" ] || fail "$1: git on the host ran the agent's command"
+}
+
+# A rw workspace has no review: a commondir sending git to a config of the
+# agent's (core.fsmonitor) cannot be covered while it does not exist (git
+# reads any placeholder), so it is moved aside when the run ends, loudly.
+test_git_commondir_rw() {
+	make_project
+	init_repo
+	run_isd exec --profile none --workspace "$P" -- sh -c "
+		mkdir -p .git/c && cp -r .git/objects .git/refs .git/HEAD .git/c/
+		printf '[core]\n\tfsmonitor = \"touch $T/pwned; false\"\n' >.git/c/config
+		printf 'c\n' >.git/commondir && echo WROTE"
+	expect_rc 0
+	expect_contains "$err" "the sandbox made $P/.git/commondir, which redirects git's configuration and hooks: moved to .git/commondir.isd-refused"
+	[ ! -e "$P/.git/commondir" ] || fail "commondir left in place on the host"
+	host_git_clean "rw commondir"
+	rm -f "$P/.git/commondir.isd-refused"
+	# A submodule's config and a linked worktree's commondir are covered too.
+	mkdir -p "$P/.git/modules/sub/hooks" "$P/.git/worktrees/w"
+	printf '[core]\n\tbare = false\n' >"$P/.git/modules/sub/config"
+	echo ../.. >"$P/.git/worktrees/w/commondir"
+	mkdir -p "$P/.git/info" && : >"$P/.git/info/attributes"
+	run_isd exec --profile none --workspace "$P" -- sh -c '
+		(echo "[core] fsmonitor = x" >>.git/modules/sub/config) 2>/dev/null && echo SUBCONFIG
+		(echo x >.git/modules/sub/hooks/post-checkout) 2>/dev/null && echo SUBHOOK
+		(echo /tmp >.git/worktrees/w/commondir) 2>/dev/null && echo WTCOMMON
+		(echo "* filter=x" >.git/info/attributes) 2>/dev/null && echo ATTR; true'
+	expect_rc 0
+	expect_not_contains "$out" SUBCONFIG "a submodule's config writable"
+	expect_not_contains "$out" SUBHOOK "a submodule's hooks writable"
+	expect_not_contains "$out" WTCOMMON "a worktree's commondir writable"
+	expect_not_contains "$out" ATTR "info/attributes writable"
+}
+
+# Where there was no repository, git init in a rw workspace would hand
+# the host a config of the agent's.
+test_git_new_repository_rw() {
+	make_project
+	command -v git >/dev/null || skip "git not installed"
+	run_isd exec --profile none --workspace "$P" -- sh -c "
+		git init -q 2>/dev/null && git config core.fsmonitor 'touch $T/pwned; false' 2>/dev/null && echo INIT
+		mkdir .git/x 2>/dev/null && echo MKDIR; echo ok"
+	expect_rc 0
+	expect_not_contains "$out" INIT "rw: git init where there was no repository"
+	expect_not_contains "$out" MKDIR "rw: the .git placeholder is writable"
+	[ ! -e "$P/.git" ] || fail "the .git placeholder (or a repository) is left on the host"
+	run_isd exec --profile none --workspace "$P" --git-writable -- sh -c 'git init -q && echo INIT'
+	expect_contains "$out" INIT "--git-writable allows git init"
+}
+
+# core.hooksPath into the work tree (husky): the hooks directory is as
+# read-only as .git/hooks, also when it does not exist yet.
+test_git_hookspath_protected() {
+	make_project
+	init_repo
+	git -C "$P" config core.hooksPath .husky/_
+	for mode in rw cow; do
+		run_isd exec --profile none --workspace "$P:$mode" -- sh -c "
+			mkdir -p .husky/_ 2>/dev/null; printf '#!/bin/sh\ntouch $T/pwned\n' >.husky/_/pre-commit 2>/dev/null && echo HOOK
+			echo x >.husky/other && echo WORKTREE"
+		expect_rc 0
+		expect_not_contains "$out" HOOK "$mode: a hook in core.hooksPath"
+		expect_contains "$out" WORKTREE "$mode: the rest of the work tree is writable"
+	done
+	[ ! -e "$P/.husky/_/pre-commit" ] || fail "the hook reached the host"
+	git -C "$P" -c user.name=u -c user.email=u@u commit -q --allow-empty -m probe
+	[ ! -e "$T/pwned" ] || fail "git commit on the host ran the agent's hook"
+}
