@@ -410,3 +410,47 @@ $HOME_TMP/repo"
 	expect_contains "$(cat "$T/out")" "\"$HOME_TMP/plain\""
 	expect_not_contains "$(cat "$T/out")" "\"path\": \"$HOME_TMP\""
 }
+
+# The ssh-agent recipe of the README: the agent's socket forwarded, the
+# keys usable inside, the key files never there.
+test_ssh_agent_recipe() {
+	command -v ssh-agent >/dev/null && command -v ssh-keygen >/dev/null && command -v ssh-add >/dev/null ||
+		skip "ssh-agent (openssh-client) is not installed"
+	ssh-keygen -q -t ed25519 -N '' -C isd-test-key -f "$T/key" || fail "ssh-keygen"
+	eval "$(ssh-agent -s -a "$T/agent.sock")" >/dev/null || fail "ssh-agent"
+	at_teardown "kill $SSH_AGENT_PID"
+	SSH_AUTH_SOCK=$T/agent.sock ssh-add -q "$T/key" 2>/dev/null || fail "ssh-add"
+	run_isd exec --forward-unix /run/ssh-agent.sock:"$T/agent.sock" -e SSH_AUTH_SOCK=/run/ssh-agent.sock -- \
+		sh -c 'ssh-add -l; cat '"$T/key"' 2>/dev/null || echo "no key file"'
+	expect_rc 0 "$err"
+	expect_contains "$out" "isd-test-key (ED25519)"
+	expect_contains "$out" "no key file"
+}
+
+# The gpg-agent recipe of the README: the public keyring read-only, the
+# agent's restricted (extra) socket forwarded; a commit signed inside
+# verifies on the host, and no private key is visible inside.
+test_gpg_agent_recipe() {
+	command -v gpg >/dev/null && command -v gpgconf >/dev/null || skip "gpg (gnupg) is not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
+	G=$T/gnupg
+	mkdir -m 700 "$G"
+	export GNUPGHOME=$G
+	gpg --batch --passphrase '' --quick-gen-key 'Isd Test <isd@test.invalid>' ed25519 sign never >/dev/null 2>&1 || fail "gpg key"
+	at_teardown "GNUPGHOME=$G gpgconf --kill gpg-agent"
+	gpgconf --launch gpg-agent || fail "gpg-agent"
+	extra=$(gpgconf --list-dirs agent-extra-socket)
+	key=$(gpg --list-secret-keys --with-colons | awk -F: '/^fpr/ { print $10; exit }')
+	mkdir -p "$T/repo"
+	git -C "$T/repo" init -q
+	run_isd exec --tmpfs /run/gnupg:mode=0700 -v "$G/pubring.kbx:/run/gnupg/pubring.kbx:ro" \
+		-v "$G/trustdb.gpg:/run/gnupg/trustdb.gpg:ro" --forward-unix "/run/gnupg/S.gpg-agent:$extra" \
+		-e GNUPGHOME=/run/gnupg --workspace "$T/repo:rw" -- sh -c '
+		ls /run/gnupg | grep -q private-keys && echo "private keys visible"
+		git -c user.name=t -c user.email=isd@test.invalid -c user.signingkey='"$key"' -c gpg.program=gpg \
+			commit -q -S --allow-empty -m signed-inside 2>&1 && echo committed'
+	expect_rc 0 "$err"
+	expect_eq "$out" committed
+	git -C "$T/repo" verify-commit HEAD 2>"$T/verify" || fail "the signature does not verify on the host: $(cat "$T/verify")"
+	expect_contains "$(cat "$T/verify")" "Good signature"
+}
