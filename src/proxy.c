@@ -375,6 +375,10 @@ static void capture_head(struct isd_proxy *p, struct conn *c)
 			proxy_conn_fail(p, c, 403, reason);
 			return;
 		}
+		/* Only this request was checked: it goes up with "Connection:
+		 * close", so that the server takes no second one (with another
+		 * Host) on this connection; the client reconnects for it. */
+		c->head_len = (size_t)r;
 	}
 	decide(p, c);
 }

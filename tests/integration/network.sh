@@ -673,3 +673,36 @@ test_netless_denials_summed_up_after_a_terminal() {
 	expect_not_contains "$before" "denied DNS" "a denial printed into the payload's terminal"
 }
 
+# The capture of port 80 checks the Host of a request: a second request on
+# the same connection, with another Host, must not reach the server (a
+# virtual host the allowlist never saw).  Port 80 of the host's loopback is
+# the test's own in a network namespace of its own.
+test_netless_capture_80_one_request() {
+	[ -x "$SPY" ] || skip "$SPY is not installed"
+	HPY=$(command -v python3) || skip "python3 is not installed"
+	mkdir -p "$T/www"
+	isd_in_test_netns "SERVE_PORT=80 \"$HPY\" \"$NETDIR/serve.py\" http \"$T/www\" \"$T/web.port\" &
+web=\$!
+i=0
+while [ ! -s \"$T/web.port\" ] && [ \$i -lt 200 ]; do i=\$((i + 1)); sleep 0.05; done
+\"$ISD\" exec --network netless --add-host web.test:127.0.0.1 --allow web.test:80 -- \"$SPY\" -c '
+import socket
+s = socket.create_connection((\"web.test\", 80), timeout=10)
+s.sendall(b\"GET /host HTTP/1.1\\r\\nHost: web.test\\r\\n\\r\\nGET /host HTTP/1.1\\r\\nHost: other.internal\\r\\n\\r\\n\")
+r = b\"\"
+s.settimeout(3)
+while True:
+    try:
+        c = s.recv(4096)
+    except OSError:
+        break
+    if not c: break
+    r += c
+print(r.count(b\"HTTP/1.\"), [l.decode().strip() for l in r.split(b\"\\r\\n\") if l.startswith(b\"Host:\")])
+'
+rc=\$?
+kill \$web
+exit \$rc"
+	expect_rc 0
+	expect_eq "$out" "1 ['Host: web.test']" "one request per captured connection, the checked one"
+}

@@ -11,7 +11,8 @@ serve.py sink PORTFILE GOFILE RESULT  TCP that reads nothing until GOFILE is
 
 GET /host answers with the Host field the server received.
 
-SERVE_ADDR overrides the address (a test's own network namespace only).
+SERVE_ADDR and SERVE_PORT override the address and the port (a test's own
+network namespace only).
 The chosen port goes to PORTFILE once the server listens.  Servers stop on
 SIGTERM, and by themselves after --lifetime seconds (default 300) so that a
 crashed test never leaves one behind.
@@ -57,7 +58,7 @@ def lifetime():
 
 def serve_http(directory, portfile, cert=None, key=None):
     os.chdir(directory)
-    srv = Server((os.environ.get("SERVE_ADDR", "127.0.0.1"), 0), Handler)
+    srv = Server((os.environ.get("SERVE_ADDR", "127.0.0.1"), int(os.environ.get("SERVE_PORT", "0"))), Handler)
     if cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)
