@@ -17,6 +17,7 @@ struct state_layer {
 
 struct state_store {
 	char *id, *dir, *agent, *project;
+	char *home; /* the caller's home the layers' paths are relative to */
 	int64_t started_ns;
 	bool merged;
 	struct state_layer *layers;

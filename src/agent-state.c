@@ -118,6 +118,7 @@ void store_free(struct state_store *s)
 	free(s->dir);
 	free(s->agent);
 	free(s->project);
+	free(s->home);
 	for (size_t i = 0; i < s->n_layers; i++)
 		free(s->layers[i].path);
 	free(s->layers);
@@ -139,6 +140,7 @@ int store_save(struct state_store *s)
 	json_object_object_add(o, "id", json_object_new_string(s->id));
 	json_object_object_add(o, "agent", json_object_new_string(s->agent));
 	json_object_object_add(o, "project", json_object_new_string(s->project ? s->project : ""));
+	json_object_object_add(o, "home", json_object_new_string(s->home ? s->home : ""));
 	json_object_object_add(o, "started_ns", json_object_new_int64(s->started_ns));
 	json_object_object_add(o, "merged", json_object_new_boolean(s->merged));
 	json_object_object_add(o, "backup_bytes", json_object_new_int64((int64_t)s->backup_bytes));
@@ -185,6 +187,7 @@ int store_load(const char *root, const char *id, struct state_store *s)
 	s->id = isd_xstrdup(id);
 	s->agent = isd_xstrdup(json_object_object_get_ex(o, "agent", &v) ? json_object_get_string(v) : "");
 	s->project = isd_xstrdup(json_object_object_get_ex(o, "project", &v) ? json_object_get_string(v) : "");
+	s->home = isd_xstrdup(json_object_object_get_ex(o, "home", &v) ? json_object_get_string(v) : "");
 	s->started_ns = json_object_object_get_ex(o, "started_ns", &v) ? json_object_get_int64(v) : 0;
 	s->merged = json_object_object_get_ex(o, "merged", &v) && json_object_get_boolean(v);
 	s->backup_bytes = json_object_object_get_ex(o, "backup_bytes", &v) ? (uint64_t)json_object_get_int64(v) : 0;
@@ -258,9 +261,11 @@ char **store_ids(const char *root)
 	return ids;
 }
 
+/* Guards match paths relative to the home of the run, whatever HOME the
+ * command that reads the store has. */
 char *layer_home_rel(const struct state_store *s, size_t i, const char *rel)
 {
-	const char *home = getenv("HOME");
+	const char *home = s->home && s->home[0] ? s->home : getenv("HOME");
 	const char *p = s->layers[i].path;
 	size_t n = home ? strlen(home) : 0;
 
@@ -792,8 +797,8 @@ static void run_free(struct isd_agent_state_run *run)
 	free(run);
 }
 
-int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct isd_mount_extras *extras,
-			  struct isd_agent_state_run **out)
+int isd_agent_state_begin(const struct isd_spec *spec, const char *id, const char *home,
+			  struct isd_mount_extras *extras, struct isd_agent_state_run **out)
 {
 	struct isd_agent_state_run *run;
 	struct state_store *s;
@@ -827,6 +832,7 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct is
 	s->dir = isd_xasprintf("%s/%s", root, id);
 	s->agent = isd_xstrdup(spec->agent_state);
 	s->project = isd_xstrdup(spec->workspace.path ? spec->workspace.path : spec->workdir ? spec->workdir : "");
+	s->home = isd_xstrdup(home ? home : "");
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->started_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	if (mkdir(s->dir, 0700) < 0) {

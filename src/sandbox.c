@@ -577,7 +577,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		args.extras.workspace_upper = upper;
 		args.extras.workspace_work = work;
 	}
-	r = isd_agent_state_begin(spec, have_session ? session.id : NULL, &args.extras, &agent_state);
+	r = isd_agent_state_begin(spec, have_session ? session.id : NULL, getenv("HOME"), &args.extras, &agent_state);
 	if (r < 0)
 		goto out;
 	r = isd_proxy_new(spec, &proxy);

@@ -43,11 +43,11 @@ struct isd_agent_state_run;
 int isd_agent_state_add(struct isd_spec *spec, const char *home, const char *agent, const char *origin);
 
 /* Host side, right before the sandbox: a new store (id: the session's, or
- * NULL for a new one) with the layers' uppers and the files' copies, named
+ * NULL for a new one; home: the caller's, which the state paths are in) with the layers' uppers and the files' copies, named
  * in extras.  Merges stores left by a crashed isd first.  *out stays NULL
  * when the spec has no agent state. */
-int isd_agent_state_begin(const struct isd_spec *spec, const char *id, struct isd_mount_extras *extras,
-			  struct isd_agent_state_run **out);
+int isd_agent_state_begin(const struct isd_spec *spec, const char *id, const char *home,
+			  struct isd_mount_extras *extras, struct isd_agent_state_run **out);
 
 /* After the sandbox: merge into the host, print one line about what is
  * held, release the store.  Returns how many items are held (>= 0). */

@@ -65,6 +65,9 @@ assert c == {"numStartups": 2}, c
 		expect_contains "$out" "$k" "isd diff's state section"
 	done
 	expect_contains "$out" 'pwned \u001b[31m' "control bytes escaped"
+	# what is held does not depend on the HOME of the command that reads it
+	other=$( (cd "$proj" && HOME=/nonexistent XDG_STATE_HOME=$h/.local/state "$ISD" diff "$id") 2>&1)
+	expect_contains "$other" "~/.claude/settings.json: executable configuration, key hooks" "isd diff with another HOME"
 	case "$out" in *"$(printf '\033')"*) fail "a raw escape byte on the terminal: $out" ;; esac
 	in_proj apply --state "$id"
 	expect_rc 0 "isd apply --state"

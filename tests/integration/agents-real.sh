@@ -39,7 +39,7 @@ state_files() {
 # start_model: the scripted model, its port in $PORT
 start_model() {
 	python3 "$ISD_TEST_SRCDIR/tests/integration/fake-model.py" \
-		"echo agent-was-here >\"$T/proj/created.txt\"; rm -rf \"\$HOME\"/* \"\$HOME\"/.[!.]*; echo removed" \
+		"echo agent-was-here >\"$T/proj/created.txt\"; rm -rf \"\$HOME\"/* \"\$HOME\"/.[!.]*; for d in .omp .pi; do mkdir -p \"\$HOME/\$d/agent/extensions\" && echo 'export default () => {}' >\"\$HOME/\$d/agent/extensions/planted.ts\"; done 2>/dev/null; echo removed" \
 		"$T/model.log" >"$T/port" 2>"$T/model.err" &
 	MODEL_PID=$!
 	for _ in $(seq 50); do
@@ -67,11 +67,18 @@ run_real_agent() {
 	rc=$?
 	out=$(cat "$T/out")
 	err=$(cat "$T/err")
+	exec_err=$err
 	stop_model
 	[ "$rc" -eq 0 ] || fail "the agent's turn: exit $rc (stderr: $err) (model: $(cat "$T/model.log" 2>/dev/null))"
 	grep -q '"done": true' "$T/model.log" || fail "the agent never returned the tool's result (model: $(cat "$T/model.log"))"
 	[ ! -e "$T/proj/created.txt" ] || fail "the project changed before isd apply"
 	expect_eq "$(home_hash)" "$before" "the caller's home after rm -rf \$HOME/*"
+	# The extension the tool planted in the agent's state is held, not on
+	# the host; isd diff names it.
+	ls "$AH"/.omp/agent/extensions/planted.ts "$AH"/.pi/agent/extensions/planted.ts 2>/dev/null && fail "a planted extension reached the host"
+	XDG_STATE_HOME=$T/state run_isd diff
+	expect_contains "$out" "agent/extensions: executable configuration" "the held extension in isd diff (exec stderr: $exec_err; model: $(cat "$T/model.log"))"
+	expect_contains "$out" "planted.ts"
 	# The agent's own state went with the rm -rf (merged at exit);
 	# isd state restore brings every file of it back as it was.
 	state_files >"$T/state.merged"
