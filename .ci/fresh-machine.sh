@@ -56,7 +56,7 @@ printf '%s\n' "$TEST" >"$ROOT/readme-test"
 
 # Inside: the README's lines through the user's login shell, as typed.
 # The test log stays in the clone for the checks below.
-timeout -k 30 "$LIMIT" unshare --mount --pid --fork --propagation private -- \
+timeout -k 30 "$LIMIT" unshare --mount --pid --fork --kill-child --propagation private -- \
 	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin ROOT="$ROOT" U="$U" bash -c '
 	set -e
 	mount --bind "$ROOT" "$ROOT"
@@ -83,6 +83,7 @@ timeout -k 30 "$LIMIT" unshare --mount --pid --fork --propagation private -- \
 	runuser -l "$U" -c "cd isd && $(cat /readme-test)" </dev/null
 '
 rc=$?
+[ "$rc" -ne 124 ] || say "stopped after $LIMIT s (ISD_FRESH_TIMEOUT)"
 log=$ROOT/home/$U/isd/build/meson-logs/testlog.txt
 [ -f "$log" ] || { say "no test log (exit $rc)"; exit 1; }
 
