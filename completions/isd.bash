@@ -541,13 +541,13 @@ _isd_image()
 }
 
 # isd diff [ID] [--stat] [--name-only] [--ignored] [--color[=WHEN]] [PATH...], isd apply [ID] [--force]
-# [--include-ignored] [PATH...]: options, a session id, paths of the project.
+# [--include-ignored] [--allow-git-exec] [--allow-history-loss] [PATH...]: options, a session id, paths of the project.
 _isd_session_cmd()
 {
     local cur=${_isd_words[_isd_cword]} opts
     case ${_isd_words[1]} in
     diff) opts=$'--stat\n--name-only\n--ignored\n--color\n--color=always\n--color=never\n--color=auto\n--help' ;;
-    apply) opts=$'--force\n--include-ignored\n--state\n--help' ;;
+    apply) opts=$'--force\n--include-ignored\n--allow-git-exec\n--allow-history-loss\n--state\n--help' ;;
     esac
     if [[ $cur == -* ]]; then
         _isd_add "$cur" "$opts"
