@@ -493,6 +493,43 @@ static char *explain(const struct host *h, const struct isd_cgroup_plan *p, cons
 }
 
 
+int isd_cgroup_diagnose(unsigned needed, struct isd_cgroup_diagnosis *d)
+{
+	/* In the order isd exec writes them, so that the first refusal is the
+	 * same one. */
+	static const struct {
+		unsigned controller;
+		const char *option;
+	} order[] = {{ISD_CG_MEMORY, "--memory"}, {ISD_CG_CPU, "--cpus"}, {ISD_CG_PIDS, "--pids-limit"}};
+	struct isd_cgroup_plan plan;
+	struct isd_cgroup_env env;
+	struct host h;
+
+	memset(d, 0, sizeof(*d));
+	memset(&plan, 0, sizeof(plan));
+	host_discover(&h);
+	d->hierarchy = h.mountpoint != NULL && !(h.v1 & needed & ~h.root_ctrl);
+	if (h.mountpoint) {
+		env = (struct isd_cgroup_env){.mountpoint = h.mountpoint, .own = h.own, .self = getpid(), .fake_uid = -1};
+		isd_cgroup_plan(&env, needed, &plan);
+		d->place = plan.place;
+		d->available = plan.place == ISD_CG_PLACE_NONE ? 0 : plan.available & needed;
+		snprintf(d->base, sizeof(d->base), "%s", plan.base);
+	}
+	/* The same sentence isd exec would refuse with, for the first
+	 * controller it could not have. */
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		unsigned c = order[i].controller;
+		if (!(needed & c) || (d->available & c))
+			continue;
+		_cleanup_free_ char *why = explain(&h, &plan, order[i].option, c, NULL);
+		snprintf(d->why, sizeof(d->why), "%s", why);
+		break;
+	}
+	host_free(&h);
+	return d->why[0] ? -EOPNOTSUPP : 0;
+}
+
 static int fail_prepare(struct isd_cgroup *cg, int r)
 {
 	isd_cgroup_destroy(cg);

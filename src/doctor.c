@@ -286,88 +286,26 @@ static void check_landlock(struct report *r)
 	snprintf(c->fix, sizeof(c->fix), "a kernel with CONFIG_SECURITY_LANDLOCK and landlock in its lsm= list");
 }
 
-/* The cgroup the caller is in, on the unified hierarchy. */
-static char *own_cgroup(void)
-{
-	_cleanup_free_ char *text = NULL;
-	char *line;
-
-	if (isd_read_file_at(AT_FDCWD, "/proc/self/cgroup", &text, NULL) < 0)
-		return NULL;
-	for (line = text; line && *line;) {
-		char *next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (!strncmp(line, "0::", 3))
-			return isd_xstrdup(line + 3);
-		line = next;
-	}
-	return NULL;
-}
-
+/* The limits the agent profile sets (memory, cpu, pids), planned by the
+ * runtime's own cgroup code exactly as isd exec would, nothing created. */
 static void check_cgroup(struct report *r)
 {
 	struct check *c = add(r, "cgroup v2 limits", true);
-	struct statfs fs;
-	_cleanup_free_ char *cg = own_cgroup(), *controllers = NULL, *parent_ctl = NULL, *dir = NULL;
+	struct isd_cgroup_diagnosis d;
+	char have[64];
+	static const char *const place_name[] = {"nowhere", "below isd's own cgroup", "below isd's own cgroup (isd moves into a leaf)",
+						 "beside isd's own cgroup"};
 
-	if (statfs("/sys/fs/cgroup", &fs) < 0 || (unsigned long)fs.f_type != CGROUP2_SUPER_MAGIC) {
-		/* The agent profile's limits are defaults: it runs, with one
-		 * note; only explicit --memory/--cpus/--pids-limit are refused. */
-		set(c, WARN, "/sys/fs/cgroup is not cgroup v2 (v1 or hybrid layout): the agent profile's default limits are not "
-			     "enforced, an explicit --memory, --cpus or --pids-limit is refused");
+	if (isd_cgroup_diagnose(ISD_CG_MEMORY | ISD_CG_CPU | ISD_CG_PIDS, &d) == 0) {
+		isd_cgroup_controllers_string(d.available, have, sizeof(have), "");
+		set(c, OK, "delegated: sandboxes go %s (%s), controllers: %s", place_name[d.place], d.base, have);
+		return;
+	}
+	/* The agent profile's limits are defaults: it runs, with one note;
+	 * only an explicit --memory/--cpus/--pids-limit is refused. */
+	set(c, WARN, "the agent profile's default limits are not enforced here, an explicit one is refused: %s", d.why);
+	if (!d.hierarchy)
 		snprintf(c->fix, sizeof(c->fix), "%s", isd_cgroup_hierarchy_fix());
-		return;
-	}
-	if (!cg) {
-		set(c, FAIL, "cannot tell which cgroup isd runs in");
-		return;
-	}
-	dir = isd_xasprintf("/sys/fs/cgroup%s", cg);
-	{
-		_cleanup_free_ char *parent = isd_xstrdup(dir);
-		char *slash = strrchr(parent, '/');
-		if (slash && slash != parent)
-			*slash = '\0';
-		/* isd puts a sandbox beside or below its own cgroup; either must
-		 * be ours and offer the controllers. */
-		bool own_writable = access(dir, W_OK) == 0;
-		bool parent_writable = access(parent, W_OK) == 0;
-		_cleanup_free_ char *ctl_path = isd_xasprintf("%s/cgroup.controllers", own_writable ? dir : parent);
-		isd_read_file_at(AT_FDCWD, ctl_path, &controllers, NULL);
-		if (!own_writable && !parent_writable) {
-			set(c, FAIL, "cgroup %s is not delegated to you", cg);
-			snprintf(c->fix, sizeof(c->fix), "run isd from a systemd user session, or: systemd-run --user --scope -p Delegate=yes isd exec ...");
-			return;
-		}
-	}
-	if (controllers) {
-		size_t n = strlen(controllers);
-		while (n && (controllers[n - 1] == '\n' || controllers[n - 1] == ' '))
-			controllers[--n] = '\0';
-	}
-	{
-		static const char *const need[] = {"memory", "cpu", "pids"};
-		char missing[64] = "";
-		for (size_t i = 0; i < 3; i++) {
-			char word[16];
-			/* Whole words: "cpu" must not match "cpuset". */
-			snprintf(word, sizeof(word), " %s ", need[i]);
-			_cleanup_free_ char *padded = isd_xasprintf(" %s ", controllers ? controllers : "");
-			if (!strstr(padded, word))
-				snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
-					 missing[0] ? " " : "", need[i]);
-		}
-		if (missing[0]) {
-			set(c, FAIL, "delegated, but without the %s controller(s) (available: %s)", missing,
-			    controllers && controllers[0] ? controllers : "none");
-			snprintf(c->fix, sizeof(c->fix),
-				 "systemd drop-in /etc/systemd/system/user@.service.d/delegate.conf: [Service] Delegate=cpu cpuset io memory pids; then systemctl daemon-reload and log in again");
-		} else {
-			set(c, OK, "delegated, controllers: %s", controllers);
-		}
-	}
-	(void)parent_ctl;
 }
 
 static bool in_path(const char *prog, char *found, size_t size)

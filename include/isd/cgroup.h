@@ -168,4 +168,17 @@ unsigned isd_cgroup_read_controllers(const char *dir, const char *file);
  * its init system (shared by isd exec's refusals and isd doctor). */
 const char *isd_cgroup_hierarchy_fix(void);
 
+/* What isd exec would do for limits needing the controllers needed, found
+ * the way isd_cgroup_prepare finds it, without creating anything (isd
+ * doctor).  Returns 0 when all of them would be enforced, else -EOPNOTSUPP
+ * with why set to the line isd exec refuses with. */
+struct isd_cgroup_diagnosis {
+	bool hierarchy;          /* a cgroup v2 hierarchy holds these controllers */
+	enum isd_cgroup_place place;
+	unsigned available;      /* of needed, what the place offers */
+	char base[PATH_MAX];
+	char why[1024];
+};
+int isd_cgroup_diagnose(unsigned needed, struct isd_cgroup_diagnosis *d);
+
 #endif

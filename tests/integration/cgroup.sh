@@ -350,3 +350,22 @@ test_systemd_user_scope() {
 	left=$(find /sys/fs/cgroup -name 'isd-*' -type d 2>/dev/null)
 	expect_eq "$left" "" "cgroups left behind"
 }
+
+# isd doctor plans limits with isd exec's own code: where an explicit
+# limit works, doctor says ok; where it is refused, doctor names the same
+# reason (run under user-mode Linux too, where the delegated case is real).
+test_doctor_agrees_with_exec() {
+	run_isd exec --memory 256m --cpus 1 --pids-limit 100 -- true
+	exec_rc=$rc
+	why=$(printf '%s\n' "$err" | sed -n 's/^isd: //p' | head -n1)
+	run_isd doctor --json
+	row=$(printf '%s' "$out" | python3 -c 'import json,sys; c = [c for c in json.load(sys.stdin)["checks"] if c["check"] == "cgroup v2 limits"][0]; print(c["status"]); print(c["detail"])') ||
+		fail "doctor --json: $out"
+	status=$(printf '%s\n' "$row" | head -n1)
+	if [ "$exec_rc" -eq 0 ]; then
+		expect_eq "$status" ok "doctor, where isd exec enforces the limits"
+	else
+		expect_eq "$status" warn "doctor, where isd exec refuses the limits ($why)"
+		expect_contains "$row" "$why" "the same reason"
+	fi
+}
