@@ -160,9 +160,11 @@ size_t isd_agent_state_print_held(const char *id, bool color)
 		return 0;
 	}
 	if (store_held(&s)) {
-		printf("%s\nstate: the agent's own state (%s) holds what would run on the host; "
+		/* A name from the table, but the table is the user's: visible. */
+		_cleanup_free_ char *agent = isd_guard_visible(s.agent, 64);
+		printf("\nstate: the agent's own state (%s) holds what would run on the host; "
 		       "isd apply --state %s takes it\n",
-		       "", s.agent, s.id);
+		       agent, s.id);
 		for (size_t i = 0; i < s.n_layers; i++)
 			n += print_layer(&s, i, color);
 	}

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The agent state store on disk (layout in include/isd/agent-state.h), and
+ * the descriptor-based copies the merge, the backups and isd state restore
+ * make: never through a symlink, always beneath the directory they start
+ * from, written by rename.
+ */
+#define _GNU_SOURCE
+#include "agent-state-internal.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *state_root(void)
+{
+	return isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/agent-state");
+}
+
+/* ---- the store ---- */
+
+void store_free(struct state_store *s)
+{
+	free(s->id);
+	free(s->dir);
+	free(s->agent);
+	free(s->project);
+	free(s->home);
+	for (size_t i = 0; i < s->n_layers; i++)
+		free(s->layers[i].path);
+	free(s->layers);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
+	memset(s, 0, sizeof(*s));
+	s->lock_fd = s->dir_fd = -1;
+}
+
+int store_save(struct state_store *s)
+{
+	json_object *o = json_object_new_object(), *layers = json_object_new_array();
+	_cleanup_free_ char *tmp = isd_xasprintf("%s/state.json.tmp", s->dir);
+	_cleanup_free_ char *final = isd_xasprintf("%s/state.json", s->dir);
+	int r;
+
+	json_object_object_add(o, "id", json_object_new_string(s->id));
+	json_object_object_add(o, "agent", json_object_new_string(s->agent));
+	json_object_object_add(o, "project", json_object_new_string(s->project ? s->project : ""));
+	json_object_object_add(o, "home", json_object_new_string(s->home ? s->home : ""));
+	json_object_object_add(o, "started_ns", json_object_new_int64(s->started_ns));
+	json_object_object_add(o, "merged", json_object_new_boolean(s->merged));
+	json_object_object_add(o, "backup_bytes", json_object_new_int64((int64_t)s->backup_bytes));
+	json_object_object_add(o, "backup_files", json_object_new_int64((int64_t)s->backup_files));
+	for (size_t i = 0; i < s->n_layers; i++) {
+		json_object *l = json_object_new_object();
+		json_object_object_add(l, "path", json_object_new_string(s->layers[i].path));
+		json_object_object_add(l, "dir", json_object_new_boolean(s->layers[i].dir));
+		json_object_array_add(layers, l);
+	}
+	json_object_object_add(o, "layers", layers);
+	r = isd_write_file_at(AT_FDCWD, tmp, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY), O_CREAT | O_TRUNC, 0600);
+	json_object_put(o);
+	if (r == 0 && rename(tmp, final) < 0)
+		r = -errno;
+	return r < 0 ? isd_error(r, "writing %s", final) : 0;
+}
+
+static bool valid_id(const char *s)
+{
+	return strlen(s) == 12 && strspn(s, "0123456789abcdef") == 12;
+}
+
+int store_load(const char *root, const char *id, struct state_store *s)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	json_object *o, *v, *layers;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->lock_fd = s->dir_fd = -1;
+	if (!valid_id(id))
+		return isd_error(-EINVAL, "agent state %s: not a store id", id);
+	s->dir = isd_xasprintf("%s/%s", root, id);
+	path = isd_xasprintf("%s/state.json", s->dir);
+	r = isd_read_file_at(AT_FDCWD, path, &text, NULL);
+	if (r < 0)
+		return isd_error(r, "reading %s", path);
+	o = json_tokener_parse(text);
+	if (!o || !json_object_object_get_ex(o, "layers", &layers) || !json_object_is_type(layers, json_type_array)) {
+		json_object_put(o);
+		return isd_error(-EINVAL, "%s: not an agent state record", path);
+	}
+	s->id = isd_xstrdup(id);
+	s->agent = isd_xstrdup(json_object_object_get_ex(o, "agent", &v) ? json_object_get_string(v) : "");
+	s->project = isd_xstrdup(json_object_object_get_ex(o, "project", &v) ? json_object_get_string(v) : "");
+	s->home = isd_xstrdup(json_object_object_get_ex(o, "home", &v) ? json_object_get_string(v) : "");
+	s->started_ns = json_object_object_get_ex(o, "started_ns", &v) ? json_object_get_int64(v) : 0;
+	s->merged = json_object_object_get_ex(o, "merged", &v) && json_object_get_boolean(v);
+	s->backup_bytes = json_object_object_get_ex(o, "backup_bytes", &v) ? (uint64_t)json_object_get_int64(v) : 0;
+	s->backup_files = json_object_object_get_ex(o, "backup_files", &v) ? (uint64_t)json_object_get_int64(v) : 0;
+	s->n_layers = json_object_array_length(layers);
+	s->layers = isd_xcalloc(s->n_layers ? s->n_layers : 1, sizeof(*s->layers));
+	for (size_t i = 0; i < s->n_layers; i++) {
+		json_object *l = json_object_array_get_idx(layers, i);
+		s->layers[i].path = isd_xstrdup(json_object_object_get_ex(l, "path", &v) ? json_object_get_string(v) : "");
+		s->layers[i].dir = json_object_object_get_ex(l, "dir", &v) && json_object_get_boolean(v);
+		if (s->layers[i].path[0] != '/') {
+			json_object_put(o);
+			return isd_error(-EINVAL, "%s: layer %zu has no absolute path", path, i);
+		}
+	}
+	json_object_put(o);
+	s->dir_fd = open(s->dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->dir_fd < 0)
+		return isd_error(-errno, "opening %s", s->dir);
+	return 0;
+}
+
+/* LOCK_EX: the sandbox that uses it, or a command working on it. */
+int store_lock(struct state_store *s, bool wait)
+{
+	_cleanup_free_ char *path = isd_xasprintf("%s/lock", s->dir);
+
+	s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (s->lock_fd < 0)
+		return isd_error(-errno, "opening %s", path);
+	if (flock(s->lock_fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+		int r = -errno;
+		close(s->lock_fd);
+		s->lock_fd = -1;
+		return r == -EWOULDBLOCK ? isd_error(-EBUSY, "agent state %s is in use by a running sandbox", s->id)
+					 : isd_error(r, "locking %s", path);
+	}
+	return 0;
+}
+
+int store_remove(struct state_store *s)
+{
+	_cleanup_close_ int root = -1;
+	_cleanup_free_ char *rootp = state_root();
+
+	root = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	return isd_remove_tree_at(root, s->id);
+}
+
+char **store_ids(const char *root)
+{
+	DIR *d = opendir(root);
+	char **ids = NULL;
+	struct dirent *de;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d)))
+		if (valid_id(de->d_name))
+			isd_strv_push(&ids, isd_xstrdup(de->d_name));
+	closedir(d);
+	/* Ids are random: sorted only so that every command walks them alike. */
+	for (size_t i = 0; ids && ids[i]; i++)
+		for (size_t k = i + 1; ids[k]; k++)
+			if (strcmp(ids[k], ids[i]) < 0) {
+				char *t = ids[i];
+				ids[i] = ids[k];
+				ids[k] = t;
+			}
+	return ids;
+}
+
+/* Guards match paths relative to the home of the run, whatever HOME the
+ * command that reads the store has. */
+char *layer_home_rel(const struct state_store *s, size_t i, const char *rel)
+{
+	const char *home = s->home && s->home[0] ? s->home : getenv("HOME");
+	const char *p = s->layers[i].path;
+	size_t n = home ? strlen(home) : 0;
+
+	if (n && !strncmp(p, home, n) && p[n] == '/')
+		p += n + 1;
+	else if (p[0] == '/')
+		p++;
+	return rel && rel[0] ? isd_xasprintf("%s/%s", p, rel) : isd_xstrdup(p);
+}
+
+const struct isd_agent *store_agent(const struct state_store *s)
+{
+	return isd_agent_find(isd_agents(), s->agent);
+}
+
+/* ---- descriptors and copies ---- */
+
+int open_parent_beneath(int root, const char *rel, const char **name)
+{
+	const char *slash = strrchr(rel, '/');
+	_cleanup_free_ char *dir = NULL;
+	int fd;
+
+	*name = slash ? slash + 1 : rel;
+	if (!slash)
+		return fcntl(root, F_DUPFD_CLOEXEC, 3) < 0 ? -errno : fcntl(root, F_DUPFD_CLOEXEC, 3);
+	dir = strndup(rel, (size_t)(slash - rel));
+	fd = isd_openat2(root, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	return fd < 0 ? -errno : fd;
+}
+
+int host_file_parent(const char *path, char **name)
+{
+	_cleanup_free_ char *real = realpath(path, NULL);
+	const char *p = real ? real : path;
+	const char *slash = strrchr(p, '/');
+	_cleanup_free_ char *dir = strndup(p, (size_t)(slash - p));
+	int fd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	*name = isd_xstrdup(slash + 1);
+	return fd < 0 ? -errno : fd;
+}
+
+static char *temp_name(const char *name)
+{
+	uint32_t rnd = 0;
+	(void)!getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK);
+	return isd_xasprintf(".%.40s.isd-%08x", name, rnd);
+}
+
+int copy_file_into(int src_dfd, const char *src_name, int dst_dfd, const char *dst_name, mode_t mode)
+{
+	_cleanup_close_ int in = openat(src_dfd, src_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	_cleanup_close_ int out = -1;
+	char buf[65536];
+	ssize_t n;
+
+	if (in < 0)
+		return -errno;
+	out = openat(dst_dfd, dst_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0777);
+	if (out < 0)
+		return -errno;
+	/* A reflink where the file system has them costs nothing. */
+	if (ioctl(out, FICLONE, in) == 0)
+		return 0;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (isd_write_all(out, buf, (size_t)n) < 0)
+			return -errno;
+	return n < 0 ? -errno : 0;
+}
+
+int replace_file_text(int dfd, const char *name, const char *text, mode_t mode)
+{
+	_cleanup_free_ char *tmp = temp_name(name);
+	int r = isd_write_file_at(dfd, tmp, text, O_CREAT | O_EXCL | O_NOFOLLOW, mode & 0777);
+
+	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+static int mkdir_p_at(int root, const char *rel, int *out)
+{
+	int fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
+	_cleanup_free_ char *copy = isd_xstrdup(rel);
+	char *save = NULL;
+
+	if (fd < 0)
+		return -errno;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int next;
+		if (mkdirat(fd, c, 0700) < 0 && errno != EEXIST) {
+			close(fd);
+			return -errno;
+		}
+		next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (next < 0)
+			return -errno;
+		fd = next;
+	}
+	*out = fd;
+	return 0;
+}
+
+static void tree_usage(int dfd, const char *name, uint64_t *bytes, uint64_t *files, unsigned depth)
+{
+	struct stat st;
+	int fd;
+	DIR *d;
+	struct dirent *de;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	(*files)++;
+	if (!S_ISDIR(st.st_mode)) {
+		*bytes += (uint64_t)st.st_size;
+		return;
+	}
+	if (depth > 64 || (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			tree_usage(dirfd(d), de->d_name, bytes, files, depth + 1);
+	closedir(d);
+}
+
+/* A copy of the tree at (sdfd, name) as (ddfd, name): files, symlinks and
+ * directories (anything else is skipped: the host's state has none). */
+static int copy_tree(int sdfd, const char *name, int ddfd, unsigned depth)
+{
+	struct stat st;
+	int r = 0;
+
+	if (fstatat(sdfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode))
+		return copy_file_into(sdfd, name, ddfd, name, st.st_mode);
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(sdfd, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		return symlinkat(target, ddfd, name) < 0 ? -errno : 0;
+	}
+	if (!S_ISDIR(st.st_mode) || depth > 64)
+		return 0;
+	if (mkdirat(ddfd, name, 0700) < 0)
+		return -errno;
+	{
+		int sfd = openat(sdfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int dfd = openat(ddfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d;
+		struct dirent *de;
+
+		if (sfd < 0 || dfd < 0) {
+			if (sfd >= 0)
+				close(sfd);
+			return -errno;
+		}
+		d = fdopendir(sfd);
+		if (!d) {
+			close(sfd);
+			return -errno;
+		}
+		while (r == 0 && (de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				r = copy_tree(dirfd(d), de->d_name, dfd, depth + 1);
+		closedir(d);
+		fchmodat(ddfd, name, st.st_mode & 07777, 0);
+	}
+	return r;
+}
+
+int backup_entry(struct state_store *s, size_t i, int host_fd, const char *rel)
+{
+	_cleanup_close_ int hp = -1, bp = -1;
+	_cleanup_free_ char *bdir = NULL, *parent = NULL, *hname = NULL;
+	const char *name, *slash;
+	uint64_t bytes = 0, files = 0;
+	struct stat st;
+	int r;
+
+	if (s->layers[i].dir) {
+		hp = open_parent_beneath(host_fd, rel, &name);
+	} else {
+		hp = host_file_parent(s->layers[i].path, &hname);
+		name = hname;
+	}
+	if (hp < 0 || fstatat(hp, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0; /* nothing there to lose */
+	tree_usage(hp, name, &bytes, &files, 0);
+	if (s->backup_bytes + bytes > ISD_STATE_BACKUP_MAX_BYTES || s->backup_files + files > ISD_STATE_BACKUP_MAX_FILES)
+		return -ENOSPC;
+	slash = s->layers[i].dir ? strrchr(rel, '/') : NULL;
+	parent = slash ? strndup(rel, (size_t)(slash - rel)) : isd_xstrdup("");
+	bdir = isd_xasprintf("backup/%zu%s%s", i, parent[0] ? "/" : "", parent);
+	r = mkdir_p_at(s->dir_fd, bdir, &bp);
+	if (r < 0)
+		return isd_error(r, "creating %s/%s", s->dir, bdir);
+	if (faccessat(bp, s->layers[i].dir ? name : "file", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0; /* the oldest copy is the host's state before isd */
+	if (s->layers[i].dir)
+		r = copy_tree(hp, name, bp, 0);
+	else
+		r = copy_file_into(hp, name, bp, "file", st.st_mode);
+	if (r < 0)
+		return isd_error(r, "backing up %s/%s into %s", s->layers[i].path, rel, s->dir);
+	s->backup_bytes += bytes;
+	s->backup_files += files;
+	return 0;
+}
+
