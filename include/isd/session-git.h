@@ -58,6 +58,14 @@ void isd_git_review_print(const struct isd_git_review *r, bool color);
 struct isd_apply;
 int isd_git_check_apply(struct isd_apply *a);
 
+/* Of the review (src/session-git-objects.c): how many objects the
+ * deletions under gitdir/objects/ (or of gitdir or objects/ as a whole)
+ * remove that no pack or loose object holds once c is applied.
+ * *at_least when more were deleted than isd looks up or a deleted pack's
+ * index could not be read (*unreadable). */
+size_t isd_git_objects_lost(int project_fd, int upper_fd, const struct isd_changes *c, const char *gitdir,
+			    bool *at_least, bool *unreadable);
+
 /* True for .git/index: it goes with the session's HEAD, whatever git on
  * the host did to it (a refresh by git status) since the session started;
  * isd_git_check_apply() decides about the unit. */

@@ -476,3 +476,34 @@ test_git_apply_consistent() {
 	expect_eq "$(git -C "$P" log -1 --format=%s)" rename
 	expect_eq "$(git -C "$P" log -1 --format=%s topic)" topic
 }
+
+# The review's lines are the agent's bytes made visible: an ESC in a
+# config value (clearing the screen, hiding the line) is shown escaped.
+test_git_review_escaped() {
+	make_project
+	command -v git >/dev/null || skip "git not installed"
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c '
+		git init -q && git config alias.st "$(printf "!touch x\033[2K\rstatus")"'
+	expect_rc 0
+	run_isd diff --color=always "$(sessions)"
+	expect_contains "$out" '.git/config: + alias.st = "!touch x\033[2K\rstatus"'
+	printf '%s' "$out" | sed 's/\x1b\[[0-9;]*m//g' | grep -q "$(printf '\033')" && fail "a raw ESC of the agent's reached the terminal"
+	printf '%s' "$out" | grep -q "$(printf '\r')" && fail "a raw CR of the agent's reached the terminal"
+	expect_contains "$out" "!! executable git configuration"
+}
+
+# HEAD, the refs and the index go together: when the host committed
+# meanwhile, none of them (and nothing else) is applied.
+test_git_refs_moved_on_host() {
+	git_project
+	run_isd exec --profile none $GITENV --workspace "$P:cow" -- sh -c '
+		echo agent >>keep.txt && git commit -qam agent'
+	expect_rc 0
+	id=$(sessions)
+	echo host >"$P/host.txt" && git -C "$P" add host.txt && git -C "$P" -c user.name=u -c user.email=u@u commit -qm host
+	run_isd apply "$id"
+	expect_rc 1 "refs moved on the host"
+	expect_contains "$err" "refused .git/index: goes with the session's HEAD and refs"
+	expect_eq "$(git -C "$P" log -1 --format=%s)" host "the host's branch stays"
+	expect_eq "$(git -C "$P" status --porcelain)" "" "the host's repository is consistent"
+}
