@@ -13,7 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char error_message[ISD_ERROR_MAX];
+/* One per thread: the relay, resolver and walker threads record errors
+ * too, and must not overwrite the message the main thread is about to
+ * print.  (The payload, cloned with CLONE_VM before its execve, shares
+ * init's thread pointer and so init's message, which report_and_exit
+ * sends.) */
+static _Thread_local char error_message[ISD_ERROR_MAX];
 
 int isd_error(int err, const char *fmt, ...)
 {

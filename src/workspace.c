@@ -245,7 +245,8 @@ int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struc
 /* The walk is the kernel's work, one directory read at a time, and a
  * project has thousands of directories: a few threads share a queue of
  * them.  Workers take the lock once per directory, never per entry, and
- * never record errors themselves (the error message is not per thread). */
+ * never record errors themselves (the error message is per thread, and
+ * only the main thread reports one). */
 #define WALK_THREADS_MAX 4
 
 struct walk_dir {

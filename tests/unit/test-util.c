@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "check.h"
+#include "isd/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+static void *record_in_thread(void *arg)
+{
+	(void)arg;
+	isd_error(-EIO, "the relay thread's own failure");
+	return NULL;
+}
+
+/* The relay and resolver threads record errors while the main thread is
+ * about to print its own: each thread has its message. */
+static void test_error_message_is_per_thread(void)
+{
+	pthread_t t;
+
+	isd_error(-ENOENT, "the main thread's failure");
+	CHECK(pthread_create(&t, NULL, record_in_thread, NULL) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(strstr(isd_error_message(), "the main thread's failure") != NULL);
+	CHECK(strstr(isd_error_message(), "relay") == NULL);
+}
+
+static void test_error_prefix(void)
+{
+	isd_error(-EACCES, "opening x");
+	CHECK(isd_error_prefix(-EACCES, "step 3: ") == -EACCES);
+	CHECK(!strncmp(isd_error_message(), "step 3: opening x", 17));
+}
+
+int main(void)
+{
+	test_error_message_is_per_thread();
+	test_error_prefix();
+	return check_result();
+}
