@@ -387,10 +387,10 @@ void isd_agent_push_args(const struct isd_agent *a, bool via_runner, struct isd_
 	}
 	if (!via_runner)
 		return;
-	/* The package runner downloads the agent first: from the registry,
-	 * into caches the read-only home cannot hold. */
+	/* The package runner downloads the agent first: from the registry
+	 * (the @npm allow-set), into caches the read-only home cannot hold. */
 	isd_args_push(out, "--allow", "agent table (package runner)");
-	isd_args_push(out, "registry.npmjs.org", "agent table (package runner)");
+	isd_args_push(out, "@npm", "agent table (package runner)");
 	for (size_t i = 0; runner_env[i]; i++) {
 		isd_args_push(out, "-e", "agent table (package runner)");
 		isd_args_push(out, runner_env[i], "agent table (package runner)");

@@ -65,7 +65,7 @@ const struct isd_agent *isd_agent_for_command(const struct isd_agent_table *t, c
 
 /* The options the agent profile takes from a's entry (--allow, -e), after
  * the profile and before the command line; via_runner adds what npx, bunx
- * and pnpm dlx need (the npm registry, caches on /tmp).  a may be NULL. */
+ * and pnpm dlx need (--allow @npm, caches on /tmp).  a may be NULL. */
 void isd_agent_push_args(const struct isd_agent *a, bool via_runner, struct isd_args *out);
 
 /* Whether rel (relative to the home) is guarded for agent a, and the key

@@ -239,7 +239,7 @@ test_package_runner_recognised() {
 import json, sys
 s = json.load(sys.stdin)
 assert s["agent"] == "gemini" and s["profiles"] == ["agent"], s.get("agent")
-assert "registry.npmjs.org" in {a["host"] for a in s["network_config"]["allow"]}
+assert {"registry.npmjs.org", "registry.yarnpkg.com"} <= {a["host"] for a in s["network_config"]["allow"]}
 env = dict(e.split("=", 1) for e in s["env"])
 assert env["npm_config_cache"].startswith("/tmp/"), env
 ' || fail "npx: $out"
