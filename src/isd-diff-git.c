@@ -169,6 +169,39 @@ out:
 	git_revwalk_free(walk);
 }
 
+/* What one side's packed-refs says about ref ("refs/heads/x"): the
+ * session's file when it has one (a whiteout: none), else the project's. */
+static char *packed_ref(struct git_view *v, bool session, const char *ref)
+{
+	int fds[2] = {v->upper_fd, v->project_fd};
+	struct stat st;
+
+	for (int i = session ? 0 : 1; i < 2; i++) {
+		_cleanup_close_ int fd = isd_openat2(fds[i], ".git/packed-refs", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+						    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		_cleanup_free_ char *text = NULL;
+
+		if (fd < 0 && i == 0 && fstatat(fds[i], ".git/packed-refs", &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return NULL; /* a whiteout: the session removed it */
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || isd_read_fd(fd, &text, NULL) < 0)
+			return NULL;
+		for (char *line = text; line && *line;) {
+			char *nl = strchr(line, '\n'), *sp = strchr(line, ' ');
+			if (nl)
+				*nl = '\0';
+			if (line[0] != '#' && line[0] != '^' && sp && !strcmp(sp + 1, ref) && sp > line) {
+				*sp = '\0';
+				return isd_xstrdup(line);
+			}
+			line = nl ? nl + 1 : NULL;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
 static void ref_line(struct git_view *v, const struct isd_change *e, const char *kind, const char *name)
 {
 	_cleanup_free_ char *old = first_line(v->project_fd, e->path);
@@ -176,6 +209,11 @@ static void ref_line(struct git_view *v, const struct isd_change *e, const char 
 	_cleanup_free_ char *shown = isd_quote_path("", name);
 	char a[64], b[64];
 
+	/* git pack-refs (git gc) moves a loose ref into packed-refs: no move. */
+	if (!old)
+		old = packed_ref(v, false, e->path + 5);
+	if (!new && e->status == ISD_CHANGE_DELETED)
+		new = packed_ref(v, true, e->path + 5);
 	if ((!old && !new) || (old && new && !strcmp(old, new)))
 		return;
 	if (!new)
@@ -186,6 +224,60 @@ static void ref_line(struct git_view *v, const struct isd_change *e, const char 
 		printf("  %s %s: %s -> %s\n", kind, shown, short_id(old, a), short_id(new, b));
 	if (new)
 		list_commits(v, new, old);
+}
+
+static bool in_changes(const struct isd_changes *c, const char *path)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->v[i].path, path))
+			return true;
+	return false;
+}
+
+/* The branches and tags whose packed value moved, where no loose ref of
+ * either side decides instead. */
+static void packed_lines(struct git_view *v, const struct isd_changes *c)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_strv_ char **refs = NULL;
+	int sides[2] = {v->upper_fd, v->project_fd};
+
+	for (int s = 0; s < 2; s++) {
+		_cleanup_close_ int fd = isd_openat2(sides[s], ".git/packed-refs", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+						    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+		struct stat st;
+
+		free(text);
+		text = NULL;
+		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || isd_read_fd(fd, &text, NULL) < 0)
+			continue;
+		for (char *line = text; line && *line;) {
+			char *nl = strchr(line, '\n'), *sp = strchr(line, ' ');
+			if (nl)
+				*nl = '\0';
+			if (line[0] != '#' && line[0] != '^' && sp &&
+			    (!strncmp(sp + 1, "refs/heads/", 11) || !strncmp(sp + 1, "refs/tags/", 10))) {
+				bool dup = false;
+				for (size_t i = 0; refs && refs[i] && !dup; i++)
+					dup = !strcmp(refs[i], sp + 1);
+				if (!dup)
+					isd_strv_push(&refs, isd_xstrdup(sp + 1));
+			}
+			line = nl ? nl + 1 : NULL;
+		}
+	}
+	for (size_t i = 0; refs && refs[i]; i++) {
+		_cleanup_free_ char *loose = isd_xasprintf(".git/%s", refs[i]);
+		_cleanup_free_ char *p_loose = first_line(v->project_fd, loose), *u_loose = first_line(v->upper_fd, loose);
+		struct isd_change e = {.path = loose, .status = ISD_CHANGE_MODIFIED};
+		bool tag = !strncmp(refs[i], "refs/tags/", 10);
+
+		if (in_changes(c, loose) || p_loose || u_loose)
+			continue;
+		/* ref_line reads the packed values of both sides. */
+		e.status = ISD_CHANGE_DELETED;
+		ref_line(v, &e, tag ? "tag" : "branch", refs[i] + (tag ? 10 : 11));
+	}
 }
 
 void isd_diff_git_summary(const char *project, const char *upper, int project_fd, int upper_fd,
@@ -216,7 +308,7 @@ void isd_diff_git_summary(const char *project, const char *upper, int project_fd
 		} else if (!strncmp(e->path, ".git/refs/tags/", 15)) {
 			ref_line(&v, e, "tag", e->path + 15);
 		} else if (!strcmp(e->path, ".git/packed-refs")) {
-			printf("  packed refs changed\n");
+			packed_lines(&v, c);
 		}
 	}
 	git_repository_free(v.repo);

@@ -507,3 +507,18 @@ test_git_refs_moved_on_host() {
 	expect_eq "$(git -C "$P" log -1 --format=%s)" host "the host's branch stays"
 	expect_eq "$(git -C "$P" status --porcelain)" "" "the host's repository is consistent"
 }
+
+# git gc (pack-refs) in the session moves loose refs into packed-refs: the
+# summary shows where the branches went, not "deleted".
+test_git_packed_refs_summary() {
+	git_project
+	base=$(git -C "$P" rev-parse --short=7 HEAD)
+	run_isd exec --profile none $GITENV --workspace "$P:cow" -- sh -c '
+		echo more >>keep.txt && git commit -qam "Packed work" && git tag v2 && git pack-refs --all'
+	expect_rc 0
+	run_isd diff "$(sessions)"
+	expect_contains "$out" "$(printf '  branch main: %s -> ' "$base")"
+	expect_contains "$out" "  tag v2: new at "
+	expect_contains "$out" "Packed work"
+	expect_not_contains "$out" "deleted (was" "a packed ref is not deleted"
+}
