@@ -15,11 +15,12 @@ _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --session --mask
     --unmask --allow --allow-file --add-host
-    --forward --forward-unix --proxy-port --network-log
+    --forward --forward-unix --proxy-port --network-log --unsafe-host-root
     --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
     --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits'
 _isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
-    --read-only --privileged --init --help --workspace-keep --git-writable'
+    --read-only --privileged --init --help --workspace-keep --git-writable
+    --unsafe-host-root'
 _isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --workspace-keep

@@ -162,6 +162,7 @@ complete -c isd -n __isd_exec_opt -l session -x -a '(__isd_sessions)' -d 'Re-ent
 complete -c isd -n __isd_exec_opt -l mask -x -a ".env '.env.*' '*.pem' '*.key' 'id_rsa*' 'id_ed25519*' .npmrc .pypirc .netrc .git-credentials .aws/ .ssh/ .gnupg/" -d 'Matching files appear empty, read-only'
 complete -c isd -n __isd_exec_opt -l unmask -x -a ".env '.env.*' '*.pem' '*.key' 'id_rsa*' 'id_ed25519*' .npmrc .pypirc .netrc .git-credentials .aws/ .ssh/ .gnupg/" -d 'Exempt matching files from the masks'
 complete -c isd -n __isd_exec_opt -l git-writable -d 'Leave .git/hooks and .git/config writable'
+complete -c isd -n __isd_exec_opt -l unsafe-host-root -d 'As root: run the payload as the host uid 0'
 complete -c isd -n __isd_exec_opt -s t -l tty -d 'A pseudo-terminal inside'
 complete -c isd -n __isd_exec_opt -l no-tty -d 'Never a pseudo-terminal'
 complete -c isd -n __isd_exec_opt -s i -l interactive -d 'Forward stdin to the terminal'

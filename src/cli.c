@@ -12,6 +12,7 @@
 #include "isd/guard.h"
 #include "isd/options.h"
 #include "isd/profile.h"
+#include "isd/rootful.h"
 #include "isd/util.h"
 #include "isd/workspace.h"
 
@@ -73,6 +74,7 @@ enum {
 	OPT_FORWARD_UNIX,
 	OPT_PROXY_PORT,
 	OPT_NETWORK_LOG,
+	OPT_UNSAFE_HOST_ROOT,
 	OPT_HELP,
 };
 
@@ -129,6 +131,7 @@ static const struct option exec_options[] = {
 	{"pids-limit", required_argument, NULL, OPT_PIDS_LIMIT},
 	{"blkio-weight", required_argument, NULL, OPT_BLKIO_WEIGHT},
 	{"limits", required_argument, NULL, OPT_LIMITS},
+	{"unsafe-host-root", no_argument, NULL, OPT_UNSAFE_HOST_ROOT},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -198,6 +201,8 @@ void isd_cli_exec_usage(FILE *out)
 	      "      --git-writable          leave .git/hooks and .git/config writable\n"
 	      "Other:\n"
 	      "      --print-spec            print the resolved sandbox as JSON and exit\n"
+	      "      --unsafe-host-root      as root: run the payload as the host's uid 0\n"
+	      "                              (default: an unprivileged id, root's files idmapped)\n"
 	      "Accepted for Docker compatibility and ignored (isd always does this):\n"
 	      "      --rm, --read-only, --ipc=private, --cap-drop=..., --init,\n"
 	      "      --security-opt=no-new-privileges[:true]\n",
@@ -638,6 +643,9 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		case OPT_GIT_WRITABLE:
 			spec->workspace.git_writable = true;
 			break;
+		case OPT_UNSAFE_HOST_ROOT:
+			spec->unsafe_host_root = true;
+			break;
 		case 'h':
 		case OPT_HOSTNAME:
 			free(spec->hostname);
@@ -860,6 +868,9 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	}
 	origin = "command line";
 	r = isd_image_config_apply(spec, user_arg != NULL);
+	if (r < 0)
+		goto out;
+	r = isd_rootful_apply(spec, caller->uid, caller->gid);
 	if (r < 0)
 		goto out;
 	/* As users expect from `docker run -it`: an interactive terminal

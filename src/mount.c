@@ -57,6 +57,7 @@ struct sources {
 	int dev[N_DEV_NODES];
 	int *binds; /* one per spec mount, -1 for tmpfs */
 	int image;  /* directory fd of the image root */
+	int *layer_dirs; /* per overlay: the mount of the directory of upper and work */
 	int proc;   /* clone of the outer /proc (--pid=host) */
 	int sys;    /* clone of the outer /sys (--network=host) */
 };
@@ -72,6 +73,10 @@ static void sources_close(struct sources *s, size_t n_mounts)
 	free(s->binds);
 	if (s->image >= 0)
 		close(s->image);
+	for (size_t i = 0; s->layer_dirs && i < n_mounts; i++)
+		if (s->layer_dirs[i] >= 0)
+			close(s->layer_dirs[i]);
+	free(s->layer_dirs);
 	if (s->proc >= 0)
 		close(s->proc);
 	if (s->sys >= 0)
@@ -89,13 +94,21 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 	}
 	/* All -1 before the first can fail: sources_close closes them all. */
 	s->binds = isd_xcalloc(spec->n_mounts, sizeof(int));
+	s->layer_dirs = isd_xcalloc(spec->n_mounts, sizeof(int));
 	for (size_t i = 0; i < spec->n_mounts; i++)
-		s->binds[i] = -1;
+		s->binds[i] = s->layer_dirs[i] = -1;
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
 		unsigned attrs = isd_testhook_bind_attrs(m->destination, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 								  (m->readonly ? MOUNT_ATTR_RDONLY : 0));
 
+		if (extras->sources_prepared) {
+			/* This process's copies of isd's clones (src/rootful.c);
+			 * overlays are made once a tmpfs can hold their layers. */
+			s->binds[i] = extras->bind_fds[i];
+			s->layer_dirs[i] = extras->layer_dir_fds[i];
+			continue;
+		}
 		if (m->agent_state) {
 			s->binds[i] = isd_agent_state_clone(m, i, extras);
 			if (s->binds[i] < 0)
@@ -103,11 +116,15 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 			continue;
 		}
 		if (m->type == ISD_MOUNT_OVERLAY) {
-			if (!extras->workspace_upper)
+			if (!extras->workspace_session)
 				return isd_error(-EINVAL, "mounting the cow workspace %s: no session", m->source);
-			s->binds[i] = isd_workspace_new_overlay(m->source, extras->workspace_upper, extras->workspace_work);
+			s->binds[i] = isd_mount_clone_tree(AT_FDCWD, m->source, 0, m->source);
 			if (s->binds[i] < 0)
 				return s->binds[i];
+			s->layer_dirs[i] = isd_mount_clone_tree(AT_FDCWD, extras->workspace_session, 0,
+								"the session's directory");
+			if (s->layer_dirs[i] < 0)
+				return s->layer_dirs[i];
 			continue;
 		}
 		if (m->type != ISD_MOUNT_BIND || m->rebind)
@@ -116,9 +133,12 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 		if (s->binds[i] < 0)
 			return s->binds[i];
 	}
-	s->image = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s->image < 0)
-		return isd_error(-errno, "opening the root filesystem %s", spec->rootfs ? spec->rootfs : "/");
+	/* A root caller's image comes as a mount, opened once attached. */
+	if (!extras->sources_prepared || extras->image_fd < 0) {
+		s->image = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s->image < 0)
+			return isd_error(-errno, "opening the root filesystem %s", spec->rootfs ? spec->rootfs : "/");
+	}
 	if (spec->pid_host) {
 		s->proc = isd_mount_clone_tree(AT_FDCWD, "/proc", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
 		if (s->proc < 0)
@@ -463,6 +483,32 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	if (isd_move_mount(b.generated, "", AT_FDCWD, staging, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 		r = isd_error(-errno, "attaching a tmpfs at %s", staging);
 		goto out;
+	}
+	if (extras->sources_prepared && extras->image_fd >= 0) {
+		r = isd_mount_placeholder(b.generated, "image", true, 0700);
+		s.image = r < 0 ? -1 : openat(b.generated, "image", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = s.image < 0 ? isd_error(r < 0 ? r : -errno, "preparing the image's mount point")
+				: isd_mount_attach(extras->image_fd, s.image, spec->rootfs);
+		if (r == 0) {
+			close(s.image);
+			s.image = openat(b.generated, "image", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (s.image < 0)
+				r = isd_error(-errno, "opening the root filesystem %s", spec->rootfs);
+		}
+		if (r < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->agent_state ? MOUNT_ATTR_NOEXEC : 0);
+		int lower = s.binds[i];
+
+		if (m->type != ISD_MOUNT_OVERLAY || s.layer_dirs[i] < 0)
+			continue;
+		r = s.binds[i] = isd_workspace_new_overlay(&b, lower, s.layer_dirs[i], i, attrs, m->source);
+		close(lower);
+		if (r < 0)
+			goto out;
 	}
 	/* isd build's RUN: the image tree itself, read-write, is the root. */
 	b.writable_image = spec->writable_root;

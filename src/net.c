@@ -216,8 +216,27 @@ int isd_net_private_start(struct isd_net_helper *h, pid_t child)
 	int ready[2] = {-1, -1}, quit[2] = {-1, -1};
 	pid_t pid;
 
+	int ns_fd[2] = {-1, -1};
+
 	snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int)child);
 	snprintf(userns, sizeof(userns), "/proc/%d/ns/user", (int)child);
+	/* A root caller's sandbox runs as another id, so pasta (which drops
+	 * its capabilities first) could not open the namespaces by pid: isd
+	 * opens them and pasta gets the descriptors. */
+	if (!h->slirp && geteuid() == 0) {
+		ns_fd[0] = open(netns, O_RDONLY | O_CLOEXEC);
+		ns_fd[1] = open(userns, O_RDONLY | O_CLOEXEC);
+		if (ns_fd[0] < 0 || ns_fd[1] < 0) {
+			int r = isd_error(-errno, "opening the sandbox's namespaces for pasta");
+			if (ns_fd[0] >= 0)
+				close(ns_fd[0]);
+			if (ns_fd[1] >= 0)
+				close(ns_fd[1]);
+			return r;
+		}
+		snprintf(netns, sizeof(netns), "/proc/self/fd/%d", ns_fd[0]);
+		snprintf(userns, sizeof(userns), "/proc/self/fd/%d", ns_fd[1]);
+	}
 	snprintf(pidarg, sizeof(pidarg), "%d", (int)child);
 	/* pasta started by root would switch to "nobody" first and then may
 	 * not open the sandbox's namespaces, which belong to the caller. */
@@ -244,6 +263,9 @@ int isd_net_private_start(struct isd_net_helper *h, pid_t child)
 			execl(h->path, "slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
 			      "--userns-path", userns, readyarg, exitarg, pidarg, "tap0", (char *)NULL);
 		} else {
+			for (int i = 0; i < 2; i++)
+				if (ns_fd[i] >= 0)
+					fcntl(ns_fd[i], F_SETFD, 0);
 			/* No port forwarding either way and no gateway mapped to
 			 * the host: the host's loopback services stay out of reach. */
 			execl(h->path, "pasta", "--config-net", "--quiet", "--foreground", "-t", "none", "-u", "none",
@@ -253,6 +275,9 @@ int isd_net_private_start(struct isd_net_helper *h, pid_t child)
 		_exit(127);
 	}
 	h->pid = pid;
+	for (int i = 0; i < 2; i++)
+		if (ns_fd[i] >= 0)
+			close(ns_fd[i]);
 	if (h->slirp) {
 		struct pollfd pfd = {.fd = ready[0], .events = POLLIN};
 		char c;

@@ -31,6 +31,7 @@
 #include "isd/net.h"
 #include "isd/proxy.h"
 #include "isd/pty.h"
+#include "isd/rootful.h"
 #include "isd/seccomp.h"
 #include "isd/session.h"
 #include "isd/syscalls.h"
@@ -255,13 +256,19 @@ static _Noreturn void child_main(const struct child_args *a)
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
 		_exit(ISD_EXIT_FAILURE);
 
-	if (spec->n_uid_ranges) {
+	if (spec->n_uid_ranges || spec->idmapped) {
 		/* isd build: the parent writes maps of several ranges
 		 * (newuidmap), then sends a byte.  Setup runs as root of the
-		 * namespace; the payload takes spec->uid before execve. */
+		 * namespace; the payload takes spec->uid before execve.  A
+		 * root caller's (src/rootful.c): the parent maps the payload's
+		 * ids to an unprivileged host id, which init takes at once
+		 * (keeping its capabilities in the namespace for the setup). */
 		if (wait_for_parent_byte() < 0)
 			_exit(ISD_EXIT_FAILURE);
-		r = isd_userns_become(0, 0);
+		if (spec->idmapped && prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0)
+			r = isd_error(-errno, "setting securebits");
+		else
+			r = spec->idmapped ? isd_userns_become(spec->uid, spec->gid) : isd_userns_become(0, 0);
 		/* Changing ids cleared the parent-death signal. */
 		if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			r = isd_error(-errno, "setting the parent-death signal");
@@ -576,8 +583,12 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		work = isd_session_work(&session);
 		args.extras.workspace_upper = upper;
 		args.extras.workspace_work = work;
+		args.extras.workspace_session = session.dir;
 	}
 	r = isd_agent_state_begin(spec, have_session ? session.id : NULL, getenv("HOME"), &args.extras, &agent_state);
+	if (r < 0)
+		goto out;
+	r = isd_rootful_prepare(spec, have_session ? session.dir : NULL, &args.extras);
 	if (r < 0)
 		goto out;
 	r = isd_proxy_new(spec, &proxy);
@@ -610,7 +621,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		 * number; every other descriptor the caller passed is closed. */
 		if (dup3(sv[1], SETUP_FD, O_CLOEXEC) < 0 && sv[1] != SETUP_FD)
 			_exit(ISD_EXIT_FAILURE);
-		isd_close_range(SETUP_FD + 1, ~0U, 0);
+		isd_rootful_close_other_fds(spec, &args.extras, SETUP_FD + 1);
 		/* also: wait until pasta/slirp4netns configured the network */
 		args.wait_for_cgroup = needs_attach || spec->network == ISD_NET_PRIVATE;
 		child_main(&args);
@@ -621,9 +632,11 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	for (size_t i = 0; i < isd_n_forwarded_signals; i++)
 		sigaction(isd_forwarded_signals[i], &sa, NULL);
 
-	if (spec->n_uid_ranges) {
-		r = isd_userns_write_child_maps(pid, spec->uid_ranges, spec->n_uid_ranges, spec->gid_ranges,
-						spec->n_gid_ranges);
+	if (spec->n_uid_ranges || spec->idmapped) {
+		struct isd_id_range u = {spec->uid, spec->host_uid, 1}, g = {spec->gid, spec->host_gid, 1};
+		r = spec->idmapped ? isd_userns_write_child_maps(pid, &u, 1, &g, 1)
+				   : isd_userns_write_child_maps(pid, spec->uid_ranges, spec->n_uid_ranges,
+								 spec->gid_ranges, spec->n_gid_ranges);
 		if (r < 0) {
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
@@ -683,6 +696,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r == 0 && WIFEXITED(status))
 		isd_agent_state_hint_at_exit(spec, getenv("HOME"), exit_code);
 out:
+	isd_rootful_release(spec, &args.extras);
 	isd_workspace_cleanup_host(spec);
 	/* Held state is shown by isd diff of the session: it stays. */
 	if (isd_agent_state_end(agent_state) && have_session)

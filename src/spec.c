@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "isd/spec.h"
 #include "isd/landlock.h"
+#include "isd/mount-proc.h"
 #include "isd/util.h"
 #include "isd/workspace.h"
 
@@ -391,7 +392,25 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 		json_object_object_add(user, "uid_map", um);
 		json_object_object_add(user, "gid_map", gm);
 	}
+	if (spec->idmapped) { /* a root caller (src/rootful.c) */
+		json_object *im = json_object_new_object();
+		json_object_object_add(im, "disk_uid", json_object_new_int64(spec->idmap_disk_uid));
+		json_object_object_add(im, "disk_gid", json_object_new_int64(spec->idmap_disk_gid));
+		json_object_object_add(im, "mounts", json_object_new_string("every bind and the workspace"));
+		json_object_object_add(user, "idmapped", im);
+	}
+	if (spec->unsafe_host_root)
+		json_object_object_add(user, "unsafe_host_root", json_object_new_boolean(true));
 	json_object_object_add(root, "user", user);
+	{
+		json_object *ro = json_object_new_array(), *masked = json_object_new_array();
+		for (const char *const *p = isd_mount_proc_readonly_paths(); *p; p++)
+			json_object_array_add(ro, json_object_new_string(*p));
+		for (const char *const *p = isd_mount_proc_masked_paths(); *p; p++)
+			json_object_array_add(masked, json_object_new_string(*p));
+		json_object_object_add(root, "readonly_paths", ro);
+		json_object_object_add(root, "masked_paths", masked);
+	}
 
 	json_object_object_add(ns, "user", json_object_new_boolean(true));
 	json_object_object_add(ns, "mount", json_object_new_boolean(true));

@@ -719,20 +719,6 @@ void isd_workspace_cleanup_host(const struct isd_spec *spec)
 	}
 }
 
-int isd_workspace_new_overlay(const char *lower, const char *upper, const char *work)
-{
-	/* userxattr: the only way for an unprivileged overlay to record
-	 * whiteouts' opaque directories (trusted.* needs the host's root). */
-	const char *opts[] = {"lowerdir", lower, "upperdir", upper, "workdir", work, "userxattr", NULL, NULL};
-	int fd = isd_mount_new_fs("overlay", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "the cow workspace");
-
-	if (fd == -EPERM || fd == -EINVAL || fd == -ENODEV)
-		isd_error_hint("a cow workspace needs overlayfs in a user namespace (Linux 5.11 or newer) and "
-			       "$XDG_STATE_HOME on a file system overlayfs can write to (ext4, xfs, btrfs, tmpfs); "
-			       "or use --workspace %s:rw", lower);
-	return fd;
-}
-
 /* Empty read-only stand-ins, made once in the generated-files tmpfs. */
 static int mask_source(struct isd_mount_builder *b, bool is_dir)
 {

@@ -21,6 +21,15 @@ struct isd_mount_extras {
 	/* per spec mount, for agent_state ones (src/agent-state.c): the
 	 * overlay's upper and work, or the copy of a state file */
 	const char *const *state_upper, *const *state_work, *const *state_file;
+	const char *workspace_session; /* the directory holding both */
+	/* A root caller's sources, cloned and idmapped on the host
+	 * (src/rootful.c), per spec mount: the bind's source or the
+	 * overlay's lower layer, and an overlay's directory holding upper and
+	 * work (-1 where none); and the image.  Unset: the child clones by
+	 * path. */
+	bool sources_prepared;
+	int *bind_fds, *layer_dir_fds;
+	int image_fd;
 };
 
 /* Builds the whole file system tree and pivots into it.  On return the

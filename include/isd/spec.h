@@ -124,6 +124,13 @@ struct isd_spec {
 	char *hostname;
 	uint32_t uid, gid;           /* ids the payload sees */
 	uint32_t host_uid, host_gid; /* ids they map to on the host */
+	/* A root caller (src/rootful.c): host_uid/host_gid are unprivileged
+	 * and the files of idmap_disk_uid/gid (root) in binds and the
+	 * workspace reach the payload through idmapped mounts; or, with
+	 * --unsafe-host-root, the payload keeps host uid 0. */
+	bool idmapped;
+	uint32_t idmap_disk_uid, idmap_disk_gid;
+	bool unsafe_host_root;
 
 	enum isd_network_mode network;
 	struct isd_netcfg net; /* --allow, --add-host, --forward, ... (isd/proxy.h) */

@@ -10,6 +10,7 @@
 #define ISD_WORKSPACE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "isd/spec.h"
 
@@ -40,8 +41,10 @@ int isd_workspace_prepare_host(const struct isd_spec *spec);
  * made (those that are still isd's). */
 void isd_workspace_cleanup_host(const struct isd_spec *spec);
 
-/* Child side: a detached overlay mount (lower = the project). */
-int isd_workspace_new_overlay(const char *lower, const char *upper, const char *work);
+/* Child side: a detached overlay mount from the project's and the
+ * session directory's mounts (src/workspace-overlay.c). */
+int isd_workspace_new_overlay(struct isd_mount_builder *b, int lower_mnt, int session_mnt, size_t index,
+			      unsigned attrs, const char *project);
 
 /* Child side, once the workspace is mounted: masks and git protection. */
 int isd_workspace_protect(struct isd_mount_builder *b, const struct isd_spec *spec);

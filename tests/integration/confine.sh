@@ -72,3 +72,56 @@ except OSError as e: print("plain", e.errno)'
 		[ ! -e "$T/w/new" ] || fail "the setuid file was created: $(stat -c %a "$T/w/new")"
 	fi
 }
+
+# A root caller's payload is an unprivileged host id, seen from the host,
+# while root's own project stays writable and its files root's.
+test_root_caller_payload_is_not_host_root() {
+	is_root || skip "the root caller's rules need isd run as root"
+	mkdir "$T/proj"
+	chmod 0700 "$T/proj"
+	echo old >"$T/proj/file"
+	"$ISD" exec -v "$T/proj:$T/proj" -w "$T/proj" -- sh -c 'echo started > started; exec sleep 30' >"$T/out" 2>"$T/err" &
+	isd=$!
+	i=0
+	while [ ! -e "$T/proj/started" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	pid=$(pgrep -P "$(pgrep -P $isd | head -n1)" -x sleep | head -n1)
+	[ -n "$pid" ] || pid=$(pgrep -f 'sleep 30' | head -n1)
+	uids=$(sed -n 's/^Uid:[[:space:]]*//p' "/proc/$pid/status")
+	gids=$(sed -n 's/^Gid:[[:space:]]*//p' "/proc/$pid/status")
+	kill $isd
+	wait $isd 2>/dev/null
+	[ -n "$uids" ] || fail "no payload found"
+	for u in $uids $gids; do [ "$u" -ne 0 ] || fail "the payload's kernel ids: uid $uids gid $gids"; done
+	expect_eq "$(stat -c %u:%g "$T/proj/started")" 0:0 "owner on disk of what the payload created"
+
+	run_isd exec -v "$T/proj:$T/proj" -- sh -c "id -u; echo new >> $T/proj/file; echo made > $T/proj/made; chmod 0640 $T/proj/made; ls -ln $T/proj/file"
+	expect_rc 0 "root's rw project is writable"
+	expect_contains "$out" " 0 0 " "root's files look like the payload's own"
+	expect_eq "$(cat "$T/proj/file")" "old
+new"
+	expect_eq "$(stat -c %u:%g:%a "$T/proj/made")" 0:0:640
+	# with -u, the payload's id works on root's files the same way
+	run_isd exec -u 1000:1000 -v "$T/proj:$T/proj" -- sh -c "id -u; echo u > $T/proj/by-1000"
+	expect_rc 0 "-u 1000 writes root's project"
+	expect_eq "$(stat -c %u:%g "$T/proj/by-1000")" 0:0
+	# the cow workspace, too, and its upper layer's host path stays hidden
+	run_isd exec --workspace "$T/proj:cow" -- sh -c 'echo cow > cowfile && grep " overlay " /proc/self/mountinfo'
+	expect_rc 0 "cow workspace as root"
+	expect_not_contains "$out" "$HOME" "host paths in mountinfo"
+	expect_not_contains "$out" "sessions" "host paths in mountinfo"
+	[ ! -e "$T/proj/cowfile" ] || fail "cow wrote through"
+	run_isd exec --print-spec -- true
+	expect_contains "$out" '"host_uid":'
+	expect_not_contains "$out" '"host_uid": 0,' "the spec shows the unprivileged id"
+	expect_contains "$out" '"idmapped"'
+}
+
+test_root_caller_unsafe_host_root() {
+	is_root || skip "the root caller's rules need isd run as root"
+	run_isd exec --unsafe-host-root -- sh -c 'cat /proc/self/uid_map'
+	expect_rc 0
+	expect_contains "$err" "--unsafe-host-root" "the warning"
+	expect_contains "$out" "0          0" "host root kept"
+	run_isd exec -- cat /proc/self/uid_map
+	expect_not_contains "$out" "0          0" "uid 0 is not host root by default"
+}

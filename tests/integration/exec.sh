@@ -112,8 +112,14 @@ test_default_ids() {
 	gid=$(id -g)
 	expect_eq "$(field "$out" Uid | awk '{print $1, $2, $3, $4}')" "$uid $uid $uid $uid" "uid inside"
 	expect_eq "$(field "$out" Gid | awk '{print $1}')" "$gid" "gid inside"
+	# A root caller's payload maps to an unprivileged host id (confine.sh).
+	host=$uid
+	if [ "$uid" -eq 0 ]; then
+		host=$("$ISD" exec --print-spec -- true | sed -n 's/.*"host_uid": *\([0-9]*\).*/\1/p')
+		[ -n "$host" ] && [ "$host" -ne 0 ] || fail "root's payload maps to host uid '$host'"
+	fi
 	run_probe -- /probe maps
-	expect_contains "$out" "uid_map $(printf '%10s %10s %10s' "$uid" "$uid" 1)" "single-id uid map"
+	expect_contains "$out" "uid_map $(printf '%10s %10s %10s' "$uid" "$host" 1)" "single-id uid map"
 }
 
 test_user_option() {
@@ -269,7 +275,9 @@ test_bind_ro_recursive() {
 	mkdir -p "$T/ro/sub"
 	# A submount under the bind source, made in a user+mount namespace of
 	# the test's own, must be read-only inside too.
-	unshare -Urm sh -c "mount -t tmpfs none '$T/ro/sub' && exec \"\$0\" exec -v '$PROBE:/probe:ro' -v '$T/ro:/r:ro' -- /probe write /r/sub/file" "$ISD" >"$T/out" 2>"$T/err"
+	unsafe=
+	[ "$(id -u)" -ne 0 ] || unsafe=--unsafe-host-root # unshare -Ur as root maps only host root
+	unshare -Urm sh -c "mount -t tmpfs none '$T/ro/sub' && exec \"\$0\" exec $unsafe -v '$PROBE:/probe:ro' -v '$T/ro:/r:ro' -- /probe write /r/sub/file" "$ISD" >"$T/out" 2>"$T/err"
 	rc=$?
 	out=$(cat "$T/out")
 	err=$(cat "$T/err")
@@ -496,17 +504,21 @@ test_tiocsti_without_tty() {
 # makes the kernel refuse a fresh procfs in any namespace below it.
 test_masked_proc_detected() {
 	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	# As root, unshare -Ur maps nothing but host root, which isd keeps
+	# only when told to.
+	unsafe=
+	[ "$(id -u)" -ne 0 ] || unsafe=--unsafe-host-root
 	unshare -Urm sh -c 'mount --bind /dev/null /proc/timer_list || mount --bind /dev/null /proc/keys || exit 77
-		"$0" exec -- true' "$ISD" >"$T/out" 2>"$T/err"
+		"$0" exec $1 -- true' "$ISD" "$unsafe" >"$T/out" 2>"$T/err"
 	rc=$?
 	[ $rc -ne 77 ] || skip "cannot mask a /proc entry here"
-	err=$(cat "$T/err")
+	err=$(grep -v '^isd: warning: --unsafe-host-root' "$T/err")
 	expect_rc 125 "masked /proc"
 	expect_contains "$err" "mounting a fresh /proc"
 	expect_contains "$err" "--pid=host"
 	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "one line expected: $err"
 	unshare -Urm sh -c 'mount --bind /dev/null /proc/timer_list || mount --bind /dev/null /proc/keys
-		"$0" exec --pid=host -v "$1:/probe:ro" -- /probe statfs /proc' "$ISD" "$PROBE" >"$T/out" 2>"$T/err"
+		"$0" exec $2 --pid=host -v "$1:/probe:ro" -- /probe statfs /proc' "$ISD" "$PROBE" "$unsafe" >"$T/out" 2>"$T/err"
 	rc=$?
 	out=$(cat "$T/out")
 	err=$(cat "$T/err")

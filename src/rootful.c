@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A root caller's sandbox.  Dropping every capability does not make uid 0
+ * harmless: the kernel lets host root write global sysctls (core_pattern
+ * runs a program as root on the next crash), and files root creates through
+ * a bind belong to root on the host.  So the payload of a root caller is
+ * never host uid 0: its ids inside (0, or those of -u) map to an
+ * unprivileged host id, root's subordinate range in /etc/subuid and
+ * /etc/subgid when it has one (ids nobody else uses), else 65534 (nobody,
+ * nogroup, which by convention owns no files).
+ *
+ * root's own files stay usable through idmapped mounts: isd, still root on
+ * the host, clones every bind source and the workspace and maps on-disk uid
+ * 0 to the payload's host id, so the payload works on them as their owner
+ * and what it creates is owned by root on disk.  The clones cross into the
+ * sandbox as descriptors, since the payload's id cannot even look up a path
+ * beneath /root.
+ */
+#define _GNU_SOURCE
+#include "isd/rootful.h"
+#include "isd/mount.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define NOBODY 65534
+#ifndef MOUNT_ATTR_IDMAP
+#define MOUNT_ATTR_IDMAP 0x00100000
+#endif
+
+/* Start of root's first range in a subuid/subgid file, or -1. */
+static int64_t subid_start(const char *file)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+
+	if (isd_read_file_at(AT_FDCWD, file, &text, NULL) < 0)
+		return -1;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2;
+		uint32_t start, count;
+
+		if (!c1)
+			continue;
+		*c1++ = '\0';
+		c2 = strchr(c1, ':');
+		if (!c2)
+			continue;
+		*c2++ = '\0';
+		if ((strcmp(line, "root") && strcmp(line, "0")) || isd_parse_uint32(c1, &start) < 0 ||
+		    isd_parse_uint32(c2, &count) < 0 || count == 0 || start == 0)
+			continue;
+		return start;
+	}
+	return -1;
+}
+
+/* Whether id of the parent namespace is mapped into ours (the outer
+ * namespace of a container may map fewer ids than the host has). */
+static bool mapped_here(const char *map_file, uint32_t id)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+
+	if (isd_read_file_at(AT_FDCWD, map_file, &text, NULL) < 0)
+		return false;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long in, out, n;
+		if (sscanf(line, "%lu %lu %lu", &in, &out, &n) == 3 && id >= in && id - in < n)
+			return true;
+	}
+	return false;
+}
+
+/* Our uid 0 is the host's root unless a user namespace maps it to another
+ * id (isd run by root inside `unshare -r`, or a rootless container): only
+ * the first case needs the unprivileged id. */
+static bool uid0_is_host_root(void)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+
+	if (isd_read_file_at(AT_FDCWD, "/proc/self/uid_map", &text, NULL) < 0)
+		return true;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long in, out, n;
+		if (sscanf(line, "%lu %lu %lu", &in, &out, &n) == 3 && in == 0 && n > 0)
+			return out == 0;
+	}
+	return true;
+}
+
+static uint32_t pick(const char *subid_file, const char *map_file)
+{
+	int64_t start = subid_start(subid_file);
+
+	if (start > 0 && mapped_here(map_file, (uint32_t)start))
+		return (uint32_t)start;
+	return NOBODY;
+}
+
+int isd_rootful_apply(struct isd_spec *spec, uint32_t caller_uid, uint32_t caller_gid)
+{
+	if (caller_uid != 0 || spec->n_uid_ranges || !uid0_is_host_root())
+		return 0;
+	if (spec->unsafe_host_root) {
+		isd_warn("--unsafe-host-root: the payload runs as the host's root (uid 0, no capabilities): it can "
+			 "write global sysctls such as kernel.core_pattern and leave root-owned files in every "
+			 "writable bind");
+		return 0;
+	}
+	spec->idmap_disk_uid = caller_uid;
+	spec->idmap_disk_gid = caller_gid;
+	spec->host_uid = pick("/etc/subuid", "/proc/self/uid_map");
+	spec->host_gid = pick("/etc/subgid", "/proc/self/gid_map");
+	if (!mapped_here("/proc/self/uid_map", spec->host_uid) || !mapped_here("/proc/self/gid_map", spec->host_gid))
+		return isd_error(0, "running as root: no unprivileged id (%u:%u) exists in this user namespace to run "
+				    "the payload as; give root a range in /etc/subuid and /etc/subgid, or accept "
+				    "host root with --unsafe-host-root", spec->host_uid, spec->host_gid);
+	spec->idmapped = true;
+	return 0;
+}
+
+static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid, uint32_t host_gid)
+{
+	int ready[2], fd = -1, r = 0;
+	char path[64], map[64];
+	pid_t pid;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return isd_error(-errno, "creating a pipe for the idmapped mounts' user namespace");
+	/* A process of its own holds the namespace while its maps are
+	 * written and its descriptor taken; it waits for EOF. */
+	pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		r = isd_error(-errno, "creating the user namespace of the idmapped mounts");
+		close(ready[0]);
+		close(ready[1]);
+		return r;
+	}
+	if (pid == 0) {
+		char c;
+		close(ready[1]);
+		(void)!read(ready[0], &c, 1);
+		_exit(0);
+	}
+	close(ready[0]);
+	snprintf(map, sizeof(map), "%u %u 1\n", disk_uid, host_uid);
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+	r = isd_write_file_at(AT_FDCWD, path, map, 0, 0);
+	if (r == 0) {
+		snprintf(map, sizeof(map), "%u %u 1\n", disk_gid, host_gid);
+		snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+		r = isd_write_file_at(AT_FDCWD, path, map, 0, 0);
+	}
+	if (r < 0) {
+		isd_error(r, "writing %s (\"%.*s\")", path, (int)strcspn(map, "\n"), map);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			r = isd_error(-errno, "opening %s", path);
+	}
+	close(ready[1]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return r < 0 ? r : fd;
+}
+
+static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs, bool *idmapped, const char *what)
+{
+	struct mount_attr attr = {.attr_set = attrs};
+	int fd = isd_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
+						   (path[0] ? 0 : AT_EMPTY_PATH));
+	int r;
+
+	if (fd < 0)
+		return isd_error(-errno, "cloning %s", what);
+	/* Above the setup descriptor and the standard ones, so that the
+	 * child's descriptor shuffling cannot overwrite it. */
+	r = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+	close(fd);
+	if (r < 0)
+		return isd_error(-errno, "cloning %s", what);
+	fd = r;
+	*idmapped = false;
+	if (userns_fd >= 0) {
+		struct mount_attr idmap = {.attr_set = attrs | MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns_fd};
+		if (isd_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &idmap) == 0) {
+			*idmapped = true;
+			return fd;
+		}
+		isd_warn("%s: %s refuses an idmapped mount (%s); the payload sees root's files there as "
+			 "nobody's and cannot change them", what, path[0] ? path : "the tree", strerror(errno));
+	}
+	if (attrs && isd_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0) {
+		r = isd_error(-errno, "restricting the mount of %s", what);
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static char *dir_of(const char *path)
+{
+	char *d = isd_xstrdup(path), *slash = strrchr(d, '/');
+
+	if (slash && slash != d)
+		*slash = '\0';
+	return d;
+}
+
+static int prepare_overlay(int userns, const struct isd_mount *m, const char *layer_dir, int *lower, int *dir)
+{
+	bool idmapped;
+
+	*lower = clone_source(userns, AT_FDCWD, m->source, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &idmapped, m->source);
+	if (*lower >= 0 && !idmapped)
+		return isd_error(-EOPNOTSUPP, "%s: a copy-on-write layer as root needs an idmapped mount of it, which "
+					      "its file system refuses; bind it read-write instead (--workspace %s:rw)",
+				 m->source, m->source);
+	if (*lower >= 0)
+		*dir = clone_source(userns, AT_FDCWD, layer_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &idmapped, layer_dir);
+	if (*lower >= 0 && *dir >= 0 && !idmapped)
+		return isd_error(-EOPNOTSUPP, "%s: a copy-on-write layer as root needs an idmapped mount of %s, which "
+					      "its file system refuses; set XDG_STATE_HOME elsewhere",
+				 m->source, layer_dir);
+	return *lower < 0 ? *lower : *dir < 0 ? *dir : 0;
+}
+
+int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, struct isd_mount_extras *extras)
+{
+	_cleanup_close_ int userns = -1;
+	bool idmapped;
+	int r = 0;
+
+	if (!spec->idmapped)
+		return 0;
+	userns = idmap_userns(spec->idmap_disk_uid, spec->host_uid, spec->idmap_disk_gid, spec->host_gid);
+	if (userns < 0)
+		return userns;
+	extras->sources_prepared = true;
+	extras->image_fd = -1;
+	extras->bind_fds = isd_xcalloc(spec->n_mounts ? spec->n_mounts : 1, sizeof(int));
+	extras->layer_dir_fds = isd_xcalloc(spec->n_mounts ? spec->n_mounts : 1, sizeof(int));
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		extras->bind_fds[i] = extras->layer_dir_fds[i] = -1;
+	for (size_t i = 0; i < spec->n_mounts && r >= 0; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0);
+
+		if (m->type == ISD_MOUNT_OVERLAY) {
+			_cleanup_free_ char *dir = NULL;
+			if (m->agent_state && extras->state_upper && extras->state_upper[i])
+				dir = dir_of(extras->state_upper[i]);
+			else if (!m->agent_state && session_dir)
+				dir = isd_xstrdup(session_dir);
+			else
+				return isd_error(-EINVAL, "mounting %s: no copy-on-write store", m->source);
+			r = prepare_overlay(userns, m, dir, &extras->bind_fds[i], &extras->layer_dir_fds[i]);
+		} else if (m->agent_state) {
+			if (!extras->state_file || !extras->state_file[i])
+				return isd_error(-EINVAL, "mounting the agent's state %s: no store", m->source);
+			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, extras->state_file[i],
+							       attrs | MOUNT_ATTR_NOEXEC, &idmapped, m->source);
+		} else if (m->type == ISD_MOUNT_BIND && !m->rebind) {
+			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, m->source, attrs, &idmapped, m->source);
+		}
+	}
+	if (r >= 0 && spec->rootfs) /* read-only: no idmap needed, only a way in past /root */
+		r = extras->image_fd = clone_source(-1, AT_FDCWD, spec->rootfs, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+						    MOUNT_ATTR_NODEV, &idmapped, spec->rootfs);
+	return r < 0 ? r : 0;
+}
+
+void isd_rootful_release(const struct isd_spec *spec, struct isd_mount_extras *extras)
+{
+	if (!extras->sources_prepared)
+		return;
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		if (extras->bind_fds[i] >= 0)
+			close(extras->bind_fds[i]);
+		if (extras->layer_dir_fds[i] >= 0)
+			close(extras->layer_dir_fds[i]);
+	}
+	free(extras->bind_fds);
+	free(extras->layer_dir_fds);
+	extras->bind_fds = extras->layer_dir_fds = NULL;
+	if (extras->image_fd >= 0)
+		close(extras->image_fd);
+	extras->sources_prepared = false;
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+void isd_rootful_close_other_fds(const struct isd_spec *spec, const struct isd_mount_extras *extras,
+				 unsigned first)
+{
+	int *keep;
+	size_t n = 0;
+	unsigned from = first;
+
+	if (!extras->sources_prepared) {
+		isd_close_range(first, ~0U, 0);
+		return;
+	}
+	keep = isd_xcalloc(2 * spec->n_mounts + 1, sizeof(int));
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		if (extras->bind_fds[i] >= 0)
+			keep[n++] = extras->bind_fds[i];
+		if (extras->layer_dir_fds[i] >= 0)
+			keep[n++] = extras->layer_dir_fds[i];
+	}
+	if (extras->image_fd >= 0)
+		keep[n++] = extras->image_fd;
+	qsort(keep, n, sizeof(int), compare_ints);
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)keep[i] < from)
+			continue;
+		if ((unsigned)keep[i] > from)
+			isd_close_range(from, (unsigned)keep[i] - 1, 0);
+		from = (unsigned)keep[i] + 1;
+	}
+	isd_close_range(from, ~0U, 0);
+	free(keep);
+}
