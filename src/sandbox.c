@@ -51,6 +51,11 @@
 #include <sys/wait.h>
 
 #define SETUP_FD 3
+/* The cow session's lock, held by init until the sandbox's last process is
+ * gone, so that the session counts as running as long as one lives. */
+#define SESSION_LOCK_FD 4
+/* What init gets when isd dies, with --pid host (see child_main). */
+#define ISD_INIT_DEATH_SIGNAL SIGPWR
 
 enum setup_message_type {
 	SETUP_ERROR,
@@ -241,7 +246,7 @@ static _Noreturn void child_main(const struct child_args *a)
 	const struct isd_spec *spec = a->spec;
 	struct pollfd pfd = {.fd = SETUP_FD, .events = POLLIN};
 	sigset_t old_mask;
-	pid_t payload;
+	pid_t payload, parent = getppid();
 	int r;
 
 	/* The sandbox must not outlive isd: when isd dies, init (and with it
@@ -321,8 +326,21 @@ static _Noreturn void child_main(const struct child_args *a)
 		if (null_fd > 2)
 			close(null_fd);
 	}
-	if (spec->pid_host)
-		prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (spec->pid_host) {
+		/* No pid namespace kills what the payload leaves behind: init
+		 * adopts every orphan of the tree and kills it before leaving,
+		 * also when isd dies, which is now a signal init can act on. */
+		sigset_t death;
+		sigemptyset(&death);
+		sigaddset(&death, ISD_INIT_DEATH_SIGNAL);
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || sigprocmask(SIG_BLOCK, &death, NULL) < 0 ||
+		    prctl(PR_SET_PDEATHSIG, ISD_INIT_DEATH_SIGNAL) < 0) {
+			isd_error(-errno, "making init the reaper of the sandbox's processes");
+			report_and_exit(ISD_EXIT_FAILURE);
+		}
+		if (getppid() != parent)
+			_exit(ISD_EXIT_FAILURE);
+	}
 	/* The payload inherits its capability state from init: every
 	 * capability dropped, securebits locked and no_new_privs set (isd
 	 * build's RUN keeps Docker's default set instead).  init itself keeps
@@ -359,7 +377,10 @@ static _Noreturn void child_main(const struct child_args *a)
 	close(SETUP_FD);
 	if (spec->build_caps && isd_caps_drop_all() < 0)
 		kill(payload, SIGKILL);
-	_exit(isd_init_run(payload));
+	r = isd_init_run_until(payload, spec->pid_host ? ISD_INIT_DEATH_SIGNAL : 0);
+	if (spec->pid_host)
+		isd_init_kill_descendants(0);
+	_exit(r < 0 ? 128 + SIGKILL : r);
 }
 
 static void forward_signal(int sig)
@@ -610,6 +631,9 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	}
 	fflush(NULL);
 	args.wait_for_cgroup = false;
+	/* --pid host: should init die first, the orphans come to isd. */
+	if (spec->pid_host)
+		prctl(PR_SET_CHILD_SUBREAPER, 1);
 	pid = spawn_child(spec, &cg, &needs_attach);
 	if (pid < 0) {
 		r = isd_error(-errno, "creating the sandbox's namespaces (clone3)");
@@ -618,10 +642,14 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	}
 	if (pid == 0) {
 		/* Only the setup socket crosses into the sandbox, at a fixed
-		 * number; every other descriptor the caller passed is closed. */
+		 * number (and the session's lock, for init); every other
+		 * descriptor the caller passed is closed. */
+		int lock = have_session ? fcntl(session.lock_fd, F_DUPFD_CLOEXEC, 10) : -1;
 		if (dup3(sv[1], SETUP_FD, O_CLOEXEC) < 0 && sv[1] != SETUP_FD)
 			_exit(ISD_EXIT_FAILURE);
-		isd_rootful_close_other_fds(spec, &args.extras, SETUP_FD + 1);
+		if (lock >= 0 && dup3(lock, SESSION_LOCK_FD, O_CLOEXEC) < 0)
+			_exit(ISD_EXIT_FAILURE);
+		isd_rootful_close_other_fds(spec, &args.extras, lock >= 0 ? SESSION_LOCK_FD + 1 : SETUP_FD + 1);
 		/* also: wait until pasta/slirp4netns configured the network */
 		args.wait_for_cgroup = needs_attach || spec->network == ISD_NET_PRIVATE;
 		child_main(&args);
@@ -685,6 +713,9 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 	forward_to = -1;
+	/* --pid host: what outlived init (it was killed first) came to us. */
+	if (spec->pid_host)
+		isd_init_kill_descendants(net_helper.pid);
 	exit_code = relay_failed ? ISD_EXIT_FAILURE : isd_exit_status_from_wait(status);
 	if (r > 0) {
 		isd_error_raw(-EIO, msg.text);
@@ -696,6 +727,9 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r == 0 && WIFEXITED(status))
 		isd_agent_state_hint_at_exit(spec, getenv("HOME"), exit_code);
 out:
+	/* Before the session ends: nothing of the sandbox may write to it
+	 * once it counts as stopped. */
+	isd_cgroup_destroy(&cg);
 	isd_rootful_release(spec, &args.extras);
 	isd_workspace_cleanup_host(spec);
 	/* Held state is shown by isd diff of the session: it stays. */
@@ -713,7 +747,6 @@ out:
 		close(sv[0]);
 	if (sv[1] >= 0)
 		close(sv[1]);
-	isd_cgroup_destroy(&cg);
 	isd_seccomp_program_free(&seccomp);
 	isd_landlock_plan_free(&args.landlock);
 	if (parent_failed)

@@ -17,6 +17,13 @@ int isd_init_block_signals(sigset_t *old_mask);
 /* Run as init until the payload exits; returns the status isd should exit
  * with: the payload's own code, or 128+N when signal N killed it. */
 int isd_init_run(pid_t payload);
+/* The same, but returns -1 as soon as stop_sig (blocked by the caller)
+ * arrives. */
+int isd_init_run_until(pid_t payload, int stop_sig);
+
+/* Without a pid namespace (--pid host), as a child subreaper: SIGKILL every
+ * descendant until none is left (but exclude, a helper of isd's own). */
+void isd_init_kill_descendants(pid_t exclude);
 
 /* Docker's convention for a wait status. */
 int isd_exit_status_from_wait(int status);

@@ -125,3 +125,30 @@ test_root_caller_unsafe_host_root() {
 	run_isd exec -- cat /proc/self/uid_map
 	expect_not_contains "$out" "0          0" "uid 0 is not host root by default"
 }
+
+# A payload that double-forks a writer and exits: the writer must be gone
+# when isd returns, with or without a pid namespace, and also when isd
+# itself is killed.
+test_no_process_outlives_the_sandbox() {
+	mkdir "$T/w"
+	for mode in private host; do
+		run_isd exec --pid "$mode" -v "$T/w:/w" -- sh -c \
+			"(setsid sh -c 'sleep 1.5; echo late > /w/late-$mode' </dev/null >/dev/null 2>&1 &); echo started"
+		expect_rc 0 "--pid $mode"
+		expect_eq "$out" started
+	done
+	"$ISD" exec --pid host -v "$T/w:/w" -- sh -c \
+		"(setsid sh -c 'sleep 1.5; echo late > /w/late-killed' </dev/null >/dev/null 2>&1 &); echo started > /w/started; exec sleep 29.25" \
+		>/dev/null 2>&1 &
+	isd=$!
+	i=0
+	while [ ! -e "$T/w/started" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -9 $isd
+	wait $isd 2>/dev/null
+	sleep 2.5
+	for mode in private host killed; do
+		[ ! -e "$T/w/late-$mode" ] || fail "a process of the sandbox ($mode) outlived isd and wrote"
+	done
+	pgrep -f 'sleep 29.25' >/dev/null && fail "the payload outlived a killed isd: $(pgrep -af 'sleep 29.25')"
+	return 0
+}
