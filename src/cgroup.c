@@ -762,8 +762,9 @@ int isd_cgroup_gc_main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			printf("Usage: isd gc [--dry-run]\n"
 			       "Remove the cgroups of isd runs that ended without cleaning up (isd-<pid>-*\n"
-			       "next to and below isd's own cgroup, whose owner pid is gone), and sessions\n"
-			       "whose removal was interrupted (.removing-ID in the session store).\n");
+			       "next to and below isd's own cgroup, whose owner pid is gone), sessions\n"
+			       "whose removal was interrupted (.removing-ID in the session store), and\n"
+			       "empty sessions of an isd exec that was killed (not --workspace-keep).\n");
 			return 0;
 		} else {
 			fprintf(stderr, "isd: gc: unknown argument '%s' (see isd gc --help)\n", argv[i]);

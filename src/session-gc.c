@@ -3,7 +3,8 @@
  * What `isd gc` and `isd session prune` clear from the session store: the
  * dot directories that an interrupted removal leaves (a session is renamed
  * to .removing-ID before its upper layer goes, so that it leaves every
- * listing at once), and, for prune, the stopped sessions without changes.
+ * listing at once), the empty sessions of an isd exec killed before it
+ * could remove them, and, for prune, every stopped session without changes.
  */
 #define _GNU_SOURCE
 #include "isd/session.h"
@@ -14,6 +15,44 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A stopped session without changes that was not to be kept: isd exec
+ * removes those when it ends, so this one's isd was killed (during setup,
+ * typically) before it could. */
+static int gc_abandoned(const char *root, bool dry_run, size_t *removed)
+{
+	_cleanup_strv_ char **ids = NULL;
+	struct dirent *de;
+	DIR *d = opendir(root);
+	int r = 0;
+
+	while (d && (de = readdir(d)))
+		if (strlen(de->d_name) == 12 && strspn(de->d_name, "0123456789abcdef") == 12)
+			isd_strv_push(&ids, isd_xstrdup(de->d_name));
+	if (d)
+		closedir(d);
+	for (size_t i = 0; ids && ids[i]; i++) {
+		struct isd_session s;
+		size_t count = 0;
+
+		/* Locked: a running session is never touched. */
+		if (isd_session_open(ids[i], true, &s) < 0)
+			continue;
+		if (!s.keep && isd_session_count_changes(&s, &count) == 0 && count == 0) {
+			printf("%s session %s (%s): empty, left by an interrupted isd exec\n",
+			       dry_run ? "would remove" : "removing", s.id, s.project);
+			if (!dry_run && isd_session_remove(&s) < 0) {
+				fprintf(stderr, "isd: gc: %s\n", isd_error_message());
+				r = -EIO;
+			} else if (!dry_run) {
+				(*removed)++;
+			}
+		}
+		isd_session_free(&s);
+	}
+	isd_error_clear();
+	return r;
+}
 
 int isd_session_gc(bool dry_run, size_t *removed)
 {
@@ -44,7 +83,7 @@ int isd_session_gc(bool dry_run, size_t *removed)
 		}
 		(*removed)++;
 	}
-	return r;
+	return r < 0 ? r : gc_abandoned(root, dry_run, removed);
 }
 
 int isd_session_prune(bool dry_run)

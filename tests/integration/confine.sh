@@ -152,3 +152,28 @@ test_no_process_outlives_the_sandbox() {
 	pgrep -f 'sleep 29.25' >/dev/null && fail "the payload outlived a killed isd: $(pgrep -af 'sleep 29.25')"
 	return 0
 }
+
+# isd killed (SIGKILL) during setup or while running leaves its empty cow
+# session behind; isd gc removes those, never a kept or running one.
+test_gc_removes_sessions_of_killed_runs() {
+	mkdir "$T/p"
+	echo a >"$T/p/a"
+	export XDG_STATE_HOME="$T/state"
+	for d in 0.02 0.04 0.06 0.08 0.1 0.15 0.3 0.6; do
+		"$ISD" exec --profile none --workspace "$T/p:cow" -- sleep 5 >/dev/null 2>&1 &
+		isd=$!
+		sleep $d
+		kill -9 $isd
+		wait $isd 2>/dev/null
+	done
+	run_isd exec --profile none --workspace "$T/p:cow" --workspace-keep -- true
+	expect_rc 0 "a kept empty session"
+	sleep 0.3 # the killed sandboxes' init gets its parent-death signal
+	before=$(ls "$T/state/isd/sessions" | grep -c '^[0-9a-f]\{12\}$')
+	[ "$before" -gt 1 ] || skip "no kill landed after the session was made"
+	run_isd gc
+	expect_rc 0 "isd gc"
+	expect_contains "$out" "left by an interrupted isd exec"
+	left=$(ls "$T/state/isd/sessions" | grep -c '^[0-9a-f]\{12\}$')
+	expect_eq "$left" 1 "sessions left after gc (the kept one)"
+}
