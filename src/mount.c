@@ -109,6 +109,21 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 			s->layer_dirs[i] = extras->layer_dir_fds[i];
 			continue;
 		}
+		if (m->agent_state && m->type == ISD_MOUNT_OVERLAY && extras->state_upper && extras->state_upper[i]) {
+			/* Like the workspace's: its store's host path stays out
+			 * of mountinfo (upper and work share one directory). */
+			_cleanup_free_ char *store = isd_xstrdup(extras->state_upper[i]);
+			char *slash = strrchr(store, '/');
+			if (slash && slash != store)
+				*slash = '\0';
+			s->binds[i] = isd_mount_clone_tree(AT_FDCWD, m->source, 0, m->source);
+			if (s->binds[i] < 0)
+				return s->binds[i];
+			s->layer_dirs[i] = isd_mount_clone_tree(AT_FDCWD, store, 0, "the agent's state store");
+			if (s->layer_dirs[i] < 0)
+				return s->layer_dirs[i];
+			continue;
+		}
 		if (m->agent_state) {
 			s->binds[i] = isd_agent_state_clone(m, i, extras);
 			if (s->binds[i] < 0)

@@ -168,7 +168,10 @@ test_gc_removes_sessions_of_killed_runs() {
 	done
 	run_isd exec --profile none --workspace "$T/p:cow" --workspace-keep -- true
 	expect_rc 0 "a kept empty session"
-	sleep 0.3 # the killed sandboxes' init gets its parent-death signal
+	# the killed sandboxes' init gets its parent-death signal, then the
+	# sessions' locks go
+	i=0
+	while "$ISD" session ls 2>/dev/null | grep -q ' running ' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	before=$(ls "$T/state/isd/sessions" | grep -c '^[0-9a-f]\{12\}$')
 	[ "$before" -gt 1 ] || skip "no kill landed after the session was made"
 	run_isd gc
