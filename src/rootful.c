@@ -196,8 +196,9 @@ static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs
 			*idmapped = true;
 			return fd;
 		}
-		isd_warn("%s: %s refuses an idmapped mount (%s); the payload sees root's files there as "
-			 "nobody's and cannot change them", what, path[0] ? path : "the tree", strerror(errno));
+		isd_warn("%s: its file system refuses an idmapped mount (%s); the payload sees root's files there "
+			 "as nobody's and cannot change them (--unsafe-host-root would run it as host root instead)",
+			 what, strerror(errno));
 	}
 	if (attrs && isd_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr) < 0) {
 		r = isd_error(-errno, "restricting the mount of %s", what);

@@ -15,6 +15,38 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Killed before session.json existed: nobody holds its lock, and it is
+ * older than any creation still under way could be. */
+static int gc_half_created(const char *root, const char *id, bool dry_run, size_t *removed)
+{
+	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dir = -1, lock = -1;
+	struct stat st;
+
+	if (rootfd < 0)
+		return 0;
+	dir = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0 || fstat(dir, &st) < 0 || time(NULL) - st.st_mtime < 10 ||
+	    faccessat(dir, "session.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return 0;
+	lock = openat(dir, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0)
+		return 0;
+	printf("%s %s/%s (a half-created session)\n", dry_run ? "would remove" : "removing", root, id);
+	if (dry_run)
+		return 0;
+	if (isd_remove_tree_at(rootfd, id) < 0) {
+		fprintf(stderr, "isd: gc: %s\n", isd_error_message());
+		return -EIO;
+	}
+	(*removed)++;
+	return 0;
+}
 
 /* A stopped session without changes that was not to be kept: isd exec
  * removes those when it ends, so this one's isd was killed (during setup,
@@ -36,8 +68,10 @@ static int gc_abandoned(const char *root, bool dry_run, size_t *removed)
 		size_t count = 0;
 
 		/* Locked: a running session is never touched. */
-		if (isd_session_open(ids[i], true, &s) < 0)
+		if (isd_session_open(ids[i], true, &s) < 0) {
+			r = gc_half_created(root, ids[i], dry_run, removed) < 0 ? -EIO : r;
 			continue;
+		}
 		if (!s.keep && isd_session_count_changes(&s, &count) == 0 && count == 0) {
 			printf("%s session %s (%s): empty, left by an interrupted isd exec\n",
 			       dry_run ? "would remove" : "removing", s.id, s.project);

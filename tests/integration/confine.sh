@@ -172,11 +172,17 @@ test_gc_removes_sessions_of_killed_runs() {
 	# sessions' locks go
 	i=0
 	while "$ISD" session ls 2>/dev/null | grep -q ' running ' && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	# a half-created one (no session.json yet) goes once it is old enough
+	# that no isd can still be creating it
+	mkdir -p "$T/state/isd/sessions/0123456789ab/upper"
+	: >"$T/state/isd/sessions/0123456789ab/lock"
+	touch -d '1 minute ago' "$T/state/isd/sessions"/*
 	before=$(ls "$T/state/isd/sessions" | grep -c '^[0-9a-f]\{12\}$')
 	[ "$before" -gt 1 ] || skip "no kill landed after the session was made"
 	run_isd gc
 	expect_rc 0 "isd gc"
 	expect_contains "$out" "left by an interrupted isd exec"
+	expect_contains "$out" "0123456789ab (a half-created session)"
 	left=$(ls "$T/state/isd/sessions" | grep -c '^[0-9a-f]\{12\}$')
 	expect_eq "$left" 1 "sessions left after gc (the kept one)"
 }
