@@ -48,6 +48,17 @@ static int gc_half_created(const char *root, const char *id, bool dry_run, size_
 	return 0;
 }
 
+/* The agent's state of a crashed run is merged by isd gc (src/agent-state-cmd.c)
+ * and may be held for review in the session: such a session stays. */
+static bool has_agent_state(const char *id)
+{
+	_cleanup_free_ char *root = isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/agent-state");
+	_cleanup_free_ char *path = isd_xasprintf("%s/%s", root, id);
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
 /* A stopped session without changes that was not to be kept: isd exec
  * removes those when it ends, so this one's isd was killed (during setup,
  * typically) before it could. */
@@ -72,7 +83,7 @@ static int gc_abandoned(const char *root, bool dry_run, size_t *removed)
 			r = gc_half_created(root, ids[i], dry_run, removed) < 0 ? -EIO : r;
 			continue;
 		}
-		if (!s.keep && isd_session_count_changes(&s, &count) == 0 && count == 0) {
+		if (!s.keep && !has_agent_state(s.id) && isd_session_count_changes(&s, &count) == 0 && count == 0) {
 			printf("%s session %s (%s): empty, left by an interrupted isd exec\n",
 			       dry_run ? "would remove" : "removing", s.id, s.project);
 			if (!dry_run && isd_session_remove(&s) < 0) {
