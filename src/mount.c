@@ -107,6 +107,11 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 			 * overlays are made once a tmpfs can hold their layers. */
 			s->binds[i] = extras->bind_fds[i];
 			s->layer_dirs[i] = extras->layer_dir_fds[i];
+			if (m->readonly && !(attrs & MOUNT_ATTR_RDONLY) && s->binds[i] >= 0) { /* a test hook's */
+				struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY};
+				if (isd_mount_setattr(s->binds[i], "", AT_EMPTY_PATH | AT_RECURSIVE, &rw) < 0)
+					return isd_error(-errno, "the test hook's writable %s", m->destination);
+			}
 			continue;
 		}
 		if (m->agent_state && m->type == ISD_MOUNT_OVERLAY && extras->state_upper && extras->state_upper[i]) {
