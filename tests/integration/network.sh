@@ -678,8 +678,8 @@ test_netless_denials_summed_up_after_a_terminal() {
 # virtual host the allowlist never saw).  Port 80 of the host's loopback is
 # the test's own in a network namespace of its own.
 test_netless_capture_80_one_request() {
-	[ -x "$SPY" ] || skip "$SPY is not installed"
-	HPY=$(command -v python3) || skip "python3 is not installed"
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	HPY=$(command -v python3) || skip "python3 (python3) is not installed"
 	mkdir -p "$T/www"
 	isd_in_test_netns "SERVE_PORT=80 \"$HPY\" \"$NETDIR/serve.py\" http \"$T/www\" \"$T/web.port\" &
 web=\$!

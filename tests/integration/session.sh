@@ -337,7 +337,7 @@ test_diff_summarizes_git() {
 # A repository of the project, committed, for the git review tests.
 git_project() {
 	make_project
-	command -v git >/dev/null || skip "git not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
 	git -C "$P" init -q -b main 2>/dev/null || git -C "$P" init -q
 	git -C "$P" checkout -q -B main
 	git -C "$P" add -A
@@ -387,7 +387,7 @@ test_git_commondir_refused() {
 # git init and core.fsmonitor where there was no repository.
 test_git_new_repository_refused() {
 	make_project
-	command -v git >/dev/null || skip "git not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
 	run_isd exec --profile none --workspace "$P:cow" -- sh -c "
 		git init -q && git config core.fsmonitor 'touch $T/pwned; false' && echo INIT"
 	expect_rc 0
@@ -481,7 +481,7 @@ test_git_apply_consistent() {
 # config value (clearing the screen, hiding the line) is shown escaped.
 test_git_review_escaped() {
 	make_project
-	command -v git >/dev/null || skip "git not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
 	run_isd exec --profile none --workspace "$P:cow" -- sh -c '
 		git init -q && git config alias.st "$(printf "!touch x\033[2K\rstatus")"'
 	expect_rc 0

@@ -323,7 +323,7 @@ test_git_commondir_rw() {
 # the host a config of the agent's.
 test_git_new_repository_rw() {
 	make_project
-	command -v git >/dev/null || skip "git not installed"
+	command -v git >/dev/null || skip "git (git) is not installed"
 	run_isd exec --profile none --workspace "$P" -- sh -c "
 		git init -q 2>/dev/null && git config core.fsmonitor 'touch $T/pwned; false' 2>/dev/null && echo INIT
 		mkdir .git/x 2>/dev/null && echo MKDIR; echo ok"
