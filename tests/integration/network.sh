@@ -706,3 +706,14 @@ exit \$rc"
 	expect_rc 0
 	expect_eq "$out" "1 ['Host: web.test']" "one request per captured connection, the checked one"
 }
+
+# The relay's internal functions are prefixed (or static): none of the names
+# they had is a global symbol of isd, where it could collide with another
+# module or a library's.
+test_relay_symbols_prefixed() {
+	command -v nm >/dev/null || skip "nm (binutils) is not installed"
+	nm -g --defined-only "$ISD" >"$T/syms" 2>/dev/null || skip "isd has no symbol table (stripped)"
+	bare=$(awk '{print $3}' "$T/syms" | grep -xE 'epoll_add|conn_new|conn_close|free_dead|buf_append|buf_fill|in_to_upstream|pump|conn_fail|deny_not_allowed|format_target|dns_handle_udp|dns_handle_tcp|fake_lookup|fakes_init|fakes_free|resolver_start|resolver_stop|resolver_submit|resolver_collect')
+	expect_eq "$bare" "" "unprefixed global symbols of the relay"
+	expect_contains "$(cat "$T/syms")" "proxy_pump" "the symbol table lists the relay's functions"
+}
