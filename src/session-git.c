@@ -34,6 +34,7 @@ struct reviewer {
 	struct isd_git_review *out;
 	char **hooks_dirs;   /* core.hooksPath targets inside the project, relative */
 	char **config_files; /* include.path targets inside the project, relative */
+	char project[PATH_MAX]; /* "" when unknown */
 };
 
 static char *xstrndup(const char *s, size_t n)
@@ -213,6 +214,29 @@ static char *first_line_quoted(int root, const char *path)
 	return isd_quote_path("", text);
 }
 
+/* A .git file ("gitdir: PATH") naming a linked worktree's or a
+ * submodule's repository inside the project's own .git: its config and
+ * hooks are the review's like the rest of it. */
+static bool gitfile_reviewed(struct reviewer *rv, const char *path)
+{
+	size_t len, n = strlen(rv->project);
+	_cleanup_free_ char *text = read_regular(rv->upper_fd, path, &len), *abs = NULL, *norm = NULL;
+	_cleanup_free_ char *wt = isd_xasprintf("%s/.git/worktrees/", rv->project);
+	_cleanup_free_ char *mod = isd_xasprintf("%s/.git/modules/", rv->project);
+	const char *to;
+
+	if (!n || !text || strncmp(text, "gitdir: ", 8))
+		return false;
+	to = text + 8;
+	text[strcspn(text, "\n")] = '\0';
+	abs = to[0] == '/' ? isd_xstrdup(to)
+			   : isd_xasprintf("%s/%.*s/%s", rv->project, (int)(base_name(path) - path), path, to);
+	if (isd_resolve_abs_path_lexically(abs, &norm) < 0)
+		return false;
+	return (!strncmp(norm, wt, strlen(wt)) && !strchr(norm + strlen(wt), '/') && norm[strlen(wt)]) ||
+	       (!strncmp(norm, mod, strlen(mod)) && norm[strlen(mod)]);
+}
+
 static void review_path(struct reviewer *rv, const struct isd_change *e)
 {
 	const char *rel, *in;
@@ -233,7 +257,10 @@ static void review_path(struct reviewer *rv, const struct isd_change *e)
 	if (!git_split(e->path, &gl, &rel))
 		return;
 	if (!rel[0]) {
-		if (file) {
+		if (file && gitfile_reviewed(rv, e->path)) {
+			add(rv, ISD_GIT_INFO, e->path,
+			    isd_xstrdup("a .git file of a linked worktree or submodule of this repository"));
+		} else if (file) {
 			_cleanup_free_ char *to = first_line_quoted(rv->upper_fd, e->path);
 			add(rv, ISD_GIT_EXEC, e->path,
 			    isd_xasprintf("a .git file: git reads this repository from where it points: %s", to));
@@ -246,7 +273,13 @@ static void review_path(struct reviewer *rv, const struct isd_change *e)
 	if (!strcmp(in, "config") || !strcmp(in, "config.worktree")) {
 		review_config(rv, e);
 	} else if (!strcmp(in, "commondir")) {
-		if (now) {
+		size_t len;
+		_cleanup_free_ char *raw = now ? read_regular(rv->upper_fd, e->path, &len) : NULL;
+
+		/* git worktree add: the linked worktree shares this repository. */
+		if (now && !strncmp(rel, "worktrees/", 10) && raw && !strcmp(raw, "../..\n")) {
+			add(rv, ISD_GIT_INFO, e->path, isd_xstrdup("a linked worktree of this repository"));
+		} else if (now) {
 			_cleanup_free_ char *to = first_line_quoted(rv->upper_fd, e->path);
 			add(rv, ISD_GIT_EXEC, e->path,
 			    isd_xasprintf("commondir: git reads config, hooks and objects from %s", to));
@@ -344,16 +377,18 @@ static void collect_pointers(struct reviewer *rv, const char *project, const cha
 
 static void collect_all_pointers(struct reviewer *rv)
 {
-	char link[64], project[PATH_MAX];
+	char link[64], *project = rv->project;
 	const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
 	_cleanup_free_ char *gitdir = NULL;
 	ssize_t n;
 	size_t len;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", rv->project_fd);
-	n = readlink(link, project, sizeof(project) - 1);
-	if (n <= 0)
+	n = readlink(link, project, sizeof(rv->project) - 1);
+	if (n <= 0) {
+		project[0] = '\0';
 		return;
+	}
 	project[n] = '\0';
 	gitdir = isd_xasprintf("%s/.git", project);
 	for (int side = 0; side < 2; side++) {

@@ -522,3 +522,15 @@ test_git_packed_refs_summary() {
 	expect_contains "$out" "Packed work"
 	expect_not_contains "$out" "deleted (was" "a packed ref is not deleted"
 }
+
+# git worktree add in the session: the linked worktree's commondir and
+# .git file point into the project's own repository, nothing to refuse.
+test_git_worktree_add_not_executable() {
+	git_project
+	run_isd exec --profile none $GITENV --workspace "$P:cow" -- sh -c 'git worktree add -q wt && echo ADDED'
+	expect_contains "$out" ADDED
+	run_isd diff "$(sessions)"
+	expect_contains "$out" ".git/worktrees/wt/commondir: a linked worktree of this repository"
+	expect_contains "$out" "wt/.git: a .git file of a linked worktree or submodule of this repository"
+	expect_not_contains "$out" "!!" "git worktree add is not executable configuration"
+}
