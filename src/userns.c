@@ -15,8 +15,15 @@ static int write_proc_self(const char *file, const char *content)
 {
 	int r = isd_write_file_at(AT_FDCWD, file, content, 0, 0);
 
-	if (r < 0)
-		return isd_error(r, "writing %s (\"%.*s\")", file, (int)strcspn(content, "\n"), content);
+	if (r < 0) {
+		isd_error(r, "writing %s (\"%.*s\")", file, (int)strcspn(content, "\n"), content);
+		/* A process may always write its own maps unless a Landlock
+		 * domain forbids /proc writes: isd inside another isd sandbox. */
+		if (r == -EACCES)
+			isd_error_hint("isd runs inside a Landlock domain that forbids writing /proc (another isd sandbox?); "
+				       "start the outer one with --security-opt seccomp=nested, or --security-opt landlock=off");
+		return r;
+	}
 	return 0;
 }
 
@@ -84,9 +91,13 @@ void isd_userns_explain_failure(int err)
 		return;
 	}
 	if (under_seccomp_filter() && (err == -EPERM || err == -EACCES || err == -ENOSYS)) {
+		/* The filter is an outer container's (Docker's and podman's
+		 * default profiles refuse clone with namespace flags) or an
+		 * outer isd's: the fix names both. */
 		isd_error_hint("isd itself runs under a seccomp filter that forbids namespaces (Seccomp: 2 in /proc/self/status); "
-			       "inside an isd sandbox, start the outer one with --security-opt seccomp=nested "
-			       "(with a profile of your own, also --security-opt landlock=off: Landlock refuses mounts and /proc writes)");
+			       "in a Docker or podman container, run it with --security-opt seccomp=unconfined (Kubernetes: "
+			       "securityContext.seccompProfile.type: Unconfined); inside an isd sandbox, start the outer one with "
+			       "--security-opt seccomp=nested (with a profile of your own, also --security-opt landlock=off)");
 		return;
 	}
 	if (err == -EPERM || err == -EACCES)

@@ -622,3 +622,28 @@ json.dump(d, open(sys.argv[2], "w"))' "$profiles/nested.json" "$T/no-sethostname
 	expect_eq "$out" "outer-name
 outer-name" "the inherited name, in hostname(1) and /etc/hostname"
 }
+
+# Under Docker's default seccomp profile (what a plain docker run gives),
+# the refusal names the container engine's fix as well as isd's own.
+test_outer_docker_profile_names_both_fixes() {
+	profiles=$ISD_TEST_SRCDIR/seccomp-profiles
+	outer="-v $ISD:$ISD:ro -v $profiles:$profiles:ro"
+	[ "$(id -u)" -ne 0 ] || outer="$outer -u 1000:1000"
+	run_isd exec --security-opt "seccomp=$ISD_TEST_SRCDIR/tests/seccomp/docker/default.json" $outer -- "$ISD" exec -- true
+	expect_rc 125
+	expect_contains "$err" "--security-opt seccomp=unconfined (Kubernetes: securityContext.seccompProfile.type: Unconfined)"
+	expect_contains "$err" "--security-opt seccomp=nested"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "one line: $err"
+}
+
+# Inside another isd whose Landlock ruleset forbids /proc writes, the
+# inner isd says so instead of a bare "Permission denied".
+test_outer_landlock_explained() {
+	profiles=$ISD_TEST_SRCDIR/seccomp-profiles
+	outer="-v $ISD:$ISD:ro -v $profiles:$profiles:ro"
+	[ "$(id -u)" -ne 0 ] || outer="$outer -u 1000:1000"
+	run_isd exec --security-opt seccomp=unconfined $outer -- "$ISD" exec -- true
+	expect_rc 125
+	expect_contains "$err" "Landlock domain that forbids writing /proc"
+	expect_contains "$err" "--security-opt landlock=off"
+}
