@@ -31,9 +31,11 @@ home_hash() {
 		LC_ALL=C sort | sha256sum)
 }
 
-# The agents' own state, file by file with its content's hash.
+# The state of the agent under test ($STATE_DIR: .omp or .pi), file by
+# file with its content's hash.  Only its own: the other agent's test runs
+# in parallel in the same home and rewrites its own state meanwhile.
 state_files() {
-	(cd "$AH" && find .omp .pi -type f -exec sha256sum {} + 2>/dev/null | LC_ALL=C sort)
+	(cd "$AH" && find "${STATE_DIR:?}" -type f -exec sha256sum {} + 2>/dev/null | LC_ALL=C sort)
 }
 
 # start_model: the scripted model, its port in $PORT
@@ -116,7 +118,7 @@ test_agents_real_omp() {
 	need_agent bun "npm install -g --prefix ~/.local bun@1.4"
 	start_model
 	omp_models
-	run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
+	STATE_DIR=.omp run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
 }
 
 # pi on node (~/.local/bin/pi -> ../lib/node_modules/@mariozechner/pi-coding-agent/...)
@@ -129,7 +131,7 @@ test_agents_real_pi() {
 {"providers": {"fake": {"baseUrl": "http://127.0.0.1:$PORT/v1", "api": "openai-completions", "apiKey": "x",
   "models": [{"id": "fake-model", "name": "fake-model"}]}}}
 EOF
-	run_real_agent -e PI_OFFLINE=1 -- pi -p --provider fake --model fake-model "Write the file, then clean up."
+	STATE_DIR=.pi run_real_agent -e PI_OFFLINE=1 -- pi -p --provider fake --model fake-model "Write the file, then clean up."
 }
 
 # omp from bun install -g, with bun where bun's installer puts it
@@ -141,5 +143,5 @@ test_agents_real_omp_bun_global() {
 	need_agent omp "bun install -g @oh-my-pi/pi-coding-agent@18.2.3" .bun/bin
 	start_model
 	omp_models
-	AGENT_PATH=$AH/.bun/bin run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
+	STATE_DIR=.omp AGENT_PATH=$AH/.bun/bin run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
 }
