@@ -18,7 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #define HASH_MAX 32
@@ -79,58 +80,71 @@ static bool parse_hex(const char *hex, size_t hs, unsigned char *out)
 	return hex[2 * hs] == '\0';
 }
 
-/* A pack index (v1 or v2), mapped. */
+/* A pack index (v1 or v2), read with pread: a session still running may
+ * truncate its files, which would kill a mapping's reader (SIGBUS). */
 struct pack_idx {
-	const unsigned char *map;
-	size_t size, n, stride, offset; /* ids at map + offset + i * stride */
+	int fd;
+	size_t n, stride, offset; /* ids at offset + i * stride */
 };
+
+static uint32_t be32(const unsigned char *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
 
 static bool idx_open(int root, const char *path, size_t hs, struct pack_idx *x)
 {
-	_cleanup_close_ int fd = open_beneath(root, path, O_RDONLY);
+	unsigned char head[8], count[4];
 	struct stat st;
-	const unsigned char *m;
 
-	*x = (struct pack_idx){0};
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 1032)
-		return false;
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (m == MAP_FAILED)
-		return false;
-	x->map = m;
-	x->size = (size_t)st.st_size;
-	if (!memcmp(m, "\377tOc", 4)) {
-		const unsigned char *f = m + 8 + 255 * 4;
-		x->n = (size_t)f[0] << 24 | (size_t)f[1] << 16 | (size_t)f[2] << 8 | f[3];
+	*x = (struct pack_idx){.fd = open_beneath(root, path, O_RDONLY)};
+	if (x->fd < 0 || fstat(x->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 1032 ||
+	    pread(x->fd, head, 8, 0) != 8)
+		goto fail;
+	if (!memcmp(head, "\377tOc", 4)) {
 		x->stride = hs;
 		x->offset = 8 + 1024;
 	} else {
-		const unsigned char *f = m + 255 * 4;
-		x->n = (size_t)f[0] << 24 | (size_t)f[1] << 16 | (size_t)f[2] << 8 | f[3];
 		x->stride = hs + 4;
 		x->offset = 1024 + 4;
 	}
-	if (x->offset + x->n * x->stride > x->size) {
-		munmap((void *)m, x->size);
-		*x = (struct pack_idx){0};
-		return false;
-	}
+	if (pread(x->fd, count, 4, (off_t)(x->offset - 4 - (x->stride == hs ? 0 : 4))) != 4)
+		goto fail;
+	x->n = be32(count);
+	if (x->offset + x->n * x->stride > (size_t)st.st_size)
+		goto fail;
 	return true;
+fail:
+	if (x->fd >= 0)
+		close(x->fd);
+	x->fd = -1;
+	return false;
 }
 
 static void idx_close(struct pack_idx *x)
 {
-	if (x->map)
-		munmap((void *)x->map, x->size);
+	if (x->fd >= 0)
+		close(x->fd);
+	x->fd = -1;
+}
+
+static bool idx_id(const struct pack_idx *x, size_t i, unsigned char *id, size_t hs)
+{
+	return pread(x->fd, id, hs, (off_t)(x->offset + i * x->stride)) == (ssize_t)hs;
 }
 
 static bool idx_has(const struct pack_idx *x, const unsigned char *id, size_t hs)
 {
 	size_t lo = 0, hi = x->n;
+	unsigned char at[HASH_MAX];
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(x->map + x->offset + mid * x->stride, id, hs);
+		int c;
+
+		if (!idx_id(x, mid, at, hs))
+			return false;
+		c = memcmp(at, id, hs);
 		if (!c)
 			return true;
 		if (c < 0)
@@ -177,8 +191,21 @@ static void deleted_object(struct objects *o, const char *in_objects)
 			o->pack_unreadable = true;
 			return;
 		}
-		for (size_t i = 0; i < x.n; i++)
-			ids_add(&o->gone, x.map + x.offset + i * x.stride, o->hs);
+		/* The names in blocks: one read per id would be millions. */
+		{
+			size_t per = 65536 / x.stride;
+			_cleanup_free_ unsigned char *buf = isd_xmalloc(per * x.stride);
+
+			for (size_t i = 0; i < x.n; i += per) {
+				size_t k = x.n - i < per ? x.n - i : per;
+				if (pread(x.fd, buf, k * x.stride, (off_t)(x.offset + i * x.stride)) != (ssize_t)(k * x.stride)) {
+					o->pack_unreadable = true;
+					break;
+				}
+				for (size_t j = 0; j < k; j++)
+					ids_add(&o->gone, buf + j * x.stride, o->hs);
+			}
+		}
 		idx_close(&x);
 	}
 }
