@@ -108,23 +108,22 @@ static bool git_split(const char *path, size_t *gitdir_len, const char **rel)
  * or rel itself for the repository's own files. */
 static const char *inner_path(const char *rel)
 {
-	const char *last = rel;
-
 	if (!strncmp(rel, "worktrees/", 10)) {
 		const char *s = strchr(rel + 10, '/');
 		return s ? s + 1 : rel;
 	}
 	if (strncmp(rel, "modules/", 8))
 		return rel;
-	/* The last component that is one of a repository's own names. */
+	/* The first component that is one of a repository's own names (a
+	 * branch named "config" under refs/ is a ref, not a config). */
 	for (const char *p = rel + 8; (p = strchr(p, '/')); p++) {
 		const char *n = p + 1;
 		if (!strncmp(n, "hooks/", 6) || !strcmp(n, "config") || !strcmp(n, "config.worktree") ||
 		    !strcmp(n, "commondir") || !strncmp(n, "objects/", 8) || !strncmp(n, "refs/", 5) ||
-		    !strcmp(n, "shallow") || !strncmp(n, "info/", 5))
-			last = n;
+		    !strncmp(n, "logs/", 5) || !strcmp(n, "shallow") || !strncmp(n, "info/", 5))
+			return n;
 	}
-	return last;
+	return rel;
 }
 
 static bool in_list(char **list, const char *path, bool prefix)
@@ -284,6 +283,11 @@ static void review_path(struct reviewer *rv, const struct isd_change *e)
 			add(rv, ISD_GIT_EXEC, e->path,
 			    isd_xasprintf("commondir: git reads config, hooks and objects from %s", to));
 		}
+	} else if (!strcmp(in, "hooks") || !strcmp(in, "info") || !strcmp(in, "modules") || !strcmp(in, "worktrees")) {
+		/* A link in place of a directory git reads config or hooks from. */
+		if (now && !S_ISDIR(e->new_mode))
+			add(rv, ISD_GIT_EXEC, e->path,
+			    isd_xstrdup("not a directory where git reads hooks or configuration (a link?)"));
 	} else if (!strncmp(in, "hooks/", 6)) {
 		if (file && !strstr(base_name(e->path), ".sample"))
 			add(rv, ISD_GIT_EXEC, e->path, isd_xstrdup("a hook: git on the host runs it"));

@@ -534,3 +534,17 @@ test_git_worktree_add_not_executable() {
 	expect_contains "$out" "wt/.git: a .git file of a linked worktree or submodule of this repository"
 	expect_not_contains "$out" "!!" "git worktree add is not executable configuration"
 }
+
+# A new repository whose hooks directory is a link into the work tree.
+test_git_hooks_link_refused() {
+	make_project
+	command -v git >/dev/null || skip "git (git) is not installed"
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c '
+		git init -q sub && rm -rf sub/.git/hooks && ln -s ../../scripts sub/.git/hooks && echo LINKED'
+	expect_contains "$out" LINKED
+	run_isd diff "$(sessions)"
+	expect_contains "$out" "sub/.git/hooks: not a directory where git reads hooks or configuration"
+	run_isd apply "$(sessions)"
+	expect_rc 1 "a hooks link is refused"
+	[ ! -e "$P/sub" ] || fail "refused, yet written"
+}
