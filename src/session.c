@@ -457,8 +457,14 @@ void isd_session_finish(struct isd_session *s)
 		_cleanup_close_ int fd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0 || syncfs(fd) < 0)
 			isd_warn("session %s: flushing %s to disk: %s", s->id, upper, strerror(errno));
-		fprintf(stderr, "isd: session %s keeps %zu change%s to %s: isd diff %s, isd apply %s, isd discard %s\n",
-			s->id, count, count == 1 ? "" : "s", s->project, s->id, s->id, s->id);
+		if (count == 0)
+			/* Kept for --workspace-keep, or for agent state it holds
+			 * (said in the line before): no project change to count. */
+			fprintf(stderr, "isd: session %s is kept, with no change to %s: isd diff %s, isd discard %s\n", s->id,
+				s->project, s->id, s->id);
+		else
+			fprintf(stderr, "isd: session %s keeps %zu change%s to %s: isd diff %s, isd apply %s, isd discard %s\n",
+				s->id, count, count == 1 ? "" : "s", s->project, s->id, s->id, s->id);
 	}
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);

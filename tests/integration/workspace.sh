@@ -83,6 +83,9 @@ test_cow_session_lifecycle() {
 	run_isd exec --profile none --workspace "$P:cow" --workspace-keep -- true
 	id=$(sessions)
 	[ -n "$id" ] || fail "--workspace-keep did not keep the session"
+	# a kept session without changes is not announced as "keeps 0 changes"
+	expect_contains "$err" "is kept, with no change to $P"
+	expect_not_contains "$err" "keeps 0 change"
 	run_isd exec --profile none --session "$id" -- sh -c 'pwd; echo one >>log'
 	expect_rc 0
 	expect_contains "$out" "$P"
