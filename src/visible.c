@@ -105,11 +105,14 @@ char *isd_visible_mark(const char *buf, size_t len, bool keep_newlines, const ch
 			memcpy(out + used, p, n);
 			used += n;
 		} else {
-			memcpy(out + used, mark_on, on);
+			/* memcpy from a NULL mark is undefined even for 0 bytes. */
+			if (on)
+				memcpy(out + used, mark_on, on);
 			used += on;
 			memcpy(out + used, esc, strlen(esc));
 			used += strlen(esc);
-			memcpy(out + used, mark_off, off);
+			if (off)
+				memcpy(out + used, mark_off, off);
 			used += off;
 		}
 		p += n;
