@@ -64,6 +64,7 @@ enum {
 	OPT_WORKSPACE,
 	OPT_WORKSPACE_KEEP,
 	OPT_SESSION,
+	OPT_ACTIVITY_LOG,
 	OPT_MASK,
 	OPT_UNMASK,
 	OPT_GIT_WRITABLE,
@@ -106,6 +107,7 @@ static const struct option exec_options[] = {
 	{"workspace", required_argument, NULL, OPT_WORKSPACE},
 	{"workspace-keep", no_argument, NULL, OPT_WORKSPACE_KEEP},
 	{"session", required_argument, NULL, OPT_SESSION},
+	{"activity-log", required_argument, NULL, OPT_ACTIVITY_LOG},
 	{"mask", required_argument, NULL, OPT_MASK},
 	{"unmask", required_argument, NULL, OPT_UNMASK},
 	{"git-writable", no_argument, NULL, OPT_GIT_WRITABLE},
@@ -195,6 +197,8 @@ void isd_cli_exec_usage(FILE *out)
 	      "      --project DIR           same as --workspace DIR:rw\n"
 	      "      --workspace-keep        keep the cow session even without changes\n"
 	      "      --session ID            re-enter a stopped cow session\n"
+	      "      --activity-log FILE     record every command run inside in FILE (JSON\n"
+	      "                              Lines; a cow session has one anyway: isd log)\n"
 	      "      --mask GLOB             matching files appear empty and read-only\n"
 	      "                              (.env, *.pem, .aws/; gitignore-like)\n"
 	      "      --unmask GLOB           exempt matching files from the masks\n"
@@ -633,6 +637,10 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			spec->workspace.session = isd_xstrdup(arg);
 			free(workspace_origin);
 			workspace_origin = isd_xstrdup(origin);
+			break;
+		case OPT_ACTIVITY_LOG:
+			free(spec->activity_log);
+			spec->activity_log = arg[0] == '/' ? isd_xstrdup(arg) : isd_xasprintf("%s/%s", caller->cwd, arg);
 			break;
 		case OPT_MASK:
 			isd_strv_push(&spec->workspace.masks, isd_xstrdup(arg));

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
+#include "isd/activity.h"
 #include "isd/agent-state.h"
 #include "isd/cgroup.h"
 #include "isd/cli.h"
@@ -32,6 +33,7 @@ static void usage(FILE *out)
 	      "  session list|prune           the sessions of --workspace DIR:cow runs\n"
 	      "  diff [ID] [PATH...]          what a session changed, git-style (isd diff --help)\n"
 	      "  apply [ID] [PATH...]         copy a stopped session's changes into its project\n"
+	      "  log [ID] [--json]            every command a session's sandbox ran (isd log --help)\n"
 	      "  discard [ID|--all]           remove a stopped session and its changes\n"
 	      "  apply --state [ID]           take what the agent wrote into its own state and isd holds\n"
 	      "  state list|diff|apply|restore|discard  the agent state stores (isd state --help)\n"
@@ -142,6 +144,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "apply"))
 		return isd_agent_state_apply_requested(argc - 1, argv + 1) ? isd_agent_state_cmd_apply(argc - 1, argv + 1)
 									     : isd_session_cmd_apply(argc - 1, argv + 1);
+	if (!strcmp(cmd, "log"))
+		return isd_activity_cmd_log(argc - 1, argv + 1);
 	if (!strcmp(cmd, "discard"))
 		return isd_session_cmd_discard(argc - 1, argv + 1);
 	if (!strcmp(cmd, "session") || !strcmp(cmd, "sessions"))
@@ -163,6 +167,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, diff, apply, discard, session, state, gc, version, help)\n", cmd);
+	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, diff, apply, log, discard, session, state, gc, version, help)\n", cmd);
 	return ISD_EXIT_FAILURE;
 }

@@ -21,6 +21,7 @@
  * command could not be executed or found).
  */
 #define _GNU_SOURCE
+#include "isd/activity.h"
 #include "isd/agent-state.h"
 #include "isd/sandbox.h"
 #include "isd/caps.h"
@@ -61,6 +62,7 @@ enum setup_message_type {
 	SETUP_ERROR,
 	SETUP_PTY, /* carries the pty master as SCM_RIGHTS */
 	SETUP_NET, /* a listening socket for isd's relay; exit_code = ISD_NET_FD_TAG */
+	SETUP_ACTIVITY, /* the exec listener as SCM_RIGHTS, or none: exit_code = -errno */
 };
 
 struct setup_message {
@@ -72,6 +74,7 @@ struct setup_message {
 struct child_args {
 	const struct isd_spec *spec;
 	const struct isd_seccomp_program *seccomp;
+	const struct isd_activity *activity;
 	struct isd_landlock_plan landlock;
 	struct isd_mount_extras extras;
 	bool wait_for_cgroup; /* the parent moves us into the cgroup first */
@@ -115,11 +118,15 @@ static int exec_command(char *const argv[], char *const envp[], const char *path
 			snprintf(buf, sizeof(buf), "%s", cmd);
 		else
 			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, cmd);
-		execve(buf, argv, envp);
-		if (errno == EACCES && is_executable_file(buf))
-			saw_eacces = true;
-		else if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
-			return isd_error(-errno, "exec %s", buf);
+		/* Names that are not there are not tried, so that the activity
+		 * log records the one exec that runs. */
+		if (access(buf, F_OK) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
+			execve(buf, argv, envp);
+			if (errno == EACCES && is_executable_file(buf))
+				saw_eacces = true;
+			else if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
+				return isd_error(-errno, "exec %s", buf);
+		}
 		if (!*end)
 			break;
 		p = end + 1;
@@ -129,6 +136,25 @@ static int exec_command(char *const argv[], char *const envp[], const char *path
 	isd_error(0, "exec %s: command not found in the sandbox's PATH (%s)%s", cmd, path_env ? path_env : "",
 		  not_on_caller_path ? ", nor on yours" : "");
 	return -ENOENT;
+}
+
+static int send_fd(int32_t type, int32_t tag, int fd, const char *what);
+
+/* The exec listener goes to isd, none of it stays in the sandbox.  Without
+ * one (an outer listener: EBUSY) the run goes on and isd says so. */
+static int hand_over_activity_listener(const struct isd_activity *activity)
+{
+	int fd = isd_activity_install(activity), r;
+
+	if (fd < 0) {
+		struct setup_message msg = {.type = SETUP_ACTIVITY, .exit_code = fd};
+
+		(void)!send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL);
+		return 0;
+	}
+	r = send_fd(SETUP_ACTIVITY, 0, fd, "the activity log's listener");
+	close(fd);
+	return r;
 }
 
 static _Noreturn void payload_main(const struct child_args *a, const sigset_t *old_mask, int pty_slave)
@@ -162,6 +188,8 @@ static _Noreturn void payload_main(const struct child_args *a, const sigset_t *o
 	close(fd);
 
 	r = isd_landlock_apply(&a->landlock);
+	if (r == 0 && a->activity)
+		r = hand_over_activity_listener(a->activity);
 	if (r == 0)
 		r = isd_seccomp_install(a->seccomp);
 	if (r < 0)
@@ -419,7 +447,8 @@ static char *resolv_content(const struct isd_spec *spec)
 
 /* Reads until EOF, which comes when the payload's execve closed the last
  * copy of the socket.  Returns 1 when an error message came. */
-static int read_setup_messages(int fd, struct setup_message *msg, int *pty_master, struct isd_proxy *proxy)
+static int read_setup_messages(int fd, struct setup_message *msg, int *pty_master, struct isd_proxy *proxy,
+			       struct isd_activity *activity)
 {
 	bool got = false;
 
@@ -450,10 +479,15 @@ static int read_setup_messages(int fd, struct setup_message *msg, int *pty_maste
 					*pty_master = passed;
 				else if ((size_t)n == sizeof(m) && m.type == SETUP_NET && proxy)
 					isd_proxy_adopt_fd(proxy, m.exit_code, passed);
+				else if ((size_t)n == sizeof(m) && m.type == SETUP_ACTIVITY && activity)
+					/* now: the payload's execve waits for the answer */
+					(void)!isd_activity_start(activity, passed);
 				else
 					close(passed);
 			}
 		}
+		if ((size_t)n == sizeof(m) && m.type == SETUP_ACTIVITY && activity && !CMSG_FIRSTHDR(&mh))
+			isd_activity_off(activity, m.exit_code);
 		if (!got && (size_t)n == sizeof(m) && m.type == SETUP_ERROR) {
 			*msg = m;
 			msg->text[sizeof(msg->text) - 1] = '\0';
@@ -580,6 +614,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	bool have_session = false;
 	_cleanup_free_ char *upper = NULL, *work = NULL;
 	struct isd_agent_state_run *agent_state = NULL;
+	struct isd_activity *activity = NULL;
+	_cleanup_free_ char *session_log = NULL;
 
 	isd_cgroup_init(&cg);
 	exit_code = ISD_EXIT_FAILURE;
@@ -606,6 +642,13 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		args.extras.workspace_work = work;
 		args.extras.workspace_session = session.dir;
 	}
+	if (!spec->activity_log && have_session)
+		session_log = isd_xasprintf("%s/%s", session.dir, ISD_ACTIVITY_FILE);
+	if ((spec->activity_log || session_log) &&
+	    (r = isd_activity_open(spec->activity_log ? spec->activity_log : session_log, spec->argv, spec->workdir,
+				   &activity)) < 0)
+		goto out;
+	args.activity = activity;
 	r = isd_agent_state_begin(spec, have_session ? session.id : NULL, getenv("HOME"), &args.extras, &agent_state);
 	if (r < 0)
 		goto out;
@@ -694,7 +737,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	}
 
 	parent_failed = false;
-	r = read_setup_messages(sv[0], &msg, &pty_master, proxy);
+	r = read_setup_messages(sv[0], &msg, &pty_master, proxy, activity);
 	/* The listeners queue connections until now: the payload may have
 	 * started already, nothing it sent is lost. */
 	/* A sandbox whose relay could not start would run without what it
@@ -731,6 +774,7 @@ out:
 	 * once it counts as stopped. */
 	isd_cgroup_destroy(&cg);
 	isd_rootful_release(spec, &args.extras);
+	isd_activity_free(activity);
 	isd_workspace_cleanup_host(spec);
 	/* Held state is shown by isd diff of the session: it stays. */
 	if (isd_agent_state_end(agent_state) && have_session)

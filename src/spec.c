@@ -40,6 +40,7 @@ void isd_spec_free(struct isd_spec *spec)
 	free(spec->workdir);
 	free(spec->hostname);
 	free(spec->seccomp);
+	free(spec->activity_log);
 	free(spec->limits.cpuset_cpus);
 	free(spec->uid_ranges);
 	free(spec->gid_ranges);

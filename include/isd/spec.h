@@ -138,6 +138,7 @@ struct isd_spec {
 
 	char *seccomp; /* profile name or path; "unconfined" disables it */
 	bool landlock_off; /* --security-opt landlock=off (isd/landlock.h) */
+	char *activity_log; /* --activity-log FILE (isd/activity.h); a cow session has one anyway */
 
 	struct isd_limits limits;
 

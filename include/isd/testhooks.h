@@ -34,7 +34,21 @@ static inline bool isd_testhook_landlock_off(void)
 
 	return v && !strcmp(v, "1");
 }
+
+/* ISD_TEST_ACTIVITY_LIMIT=BYTES: the activity log's bound, so that a test
+ * reaches it in seconds. */
+static inline unsigned long long isd_testhook_activity_limit(unsigned long long limit)
+{
+	const char *v = getenv("ISD_TEST_ACTIVITY_LIMIT");
+
+	return v ? strtoull(v, NULL, 10) : limit;
+}
 #else
+static inline unsigned long long isd_testhook_activity_limit(unsigned long long limit)
+{
+	return limit;
+}
+
 static inline unsigned isd_testhook_bind_attrs(const char *destination, unsigned attrs)
 {
 	(void)destination;

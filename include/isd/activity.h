@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The activity log: one JSON Lines record per execve/execveat the payload
+ * (or anything it starts) makes, written by isd on the host.  The payload
+ * gets one more seccomp filter, stacked under the profile's: it answers
+ * SECCOMP_RET_USER_NOTIF for the exec calls and allows everything else, so
+ * the profile's own decisions stand (an ERRNO or KILL of the profile wins
+ * over a notification).  The listener descriptor goes to isd over the
+ * setup socket; isd reads path, argv and cwd through /proc/PID and answers
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE.  This is evidence, not enforcement:
+ * another thread of the payload can change argv between the read and the
+ * exec.
+ *
+ * Records (every string pure ASCII: other bytes as \uXXXX, bytes that are
+ * not UTF-8 as \udcXX, Python's surrogateescape):
+ *   {"type":"header","time":T,"version":1,"exec_records":true|false[,"reason":S]}
+ *   {"type":"exec","time":T,"pid":N,"ppid":N,"host_pid":N,"cwd":S,
+ *    "path":S,"argv":[S...][,"argv_cut":true][,"dirfd":N]}
+ *   {"type":"dropped","time":T,"records":N}  (the log reached its bound)
+ */
+#ifndef ISD_ACTIVITY_H
+#define ISD_ACTIVITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ISD_ACTIVITY_FILE "activity.jsonl"
+#define ISD_ACTIVITY_MAX_LOG (64u << 20)  /* per session; then one "dropped" record */
+#define ISD_ACTIVITY_MAX_ARGV (64u << 10) /* argv bytes read per exec */
+
+struct isd_activity;
+
+/* In the parent, before the sandbox: open (append to) the log at path and
+ * compile the filter.  The log is created 0600 and never through a
+ * symbolic link.  initial_argv and initial_cwd are the payload's command
+ * and working directory, what isd asked for (see build_record). */
+int isd_activity_open(const char *path, char *const *initial_argv, const char *initial_cwd,
+		      struct isd_activity **out);
+
+/* In the payload, after no_new_privs: the filter with a listener.  Returns
+ * the listener descriptor, or -errno (-EBUSY: an outer filter already has
+ * one).  Does not allocate. */
+int isd_activity_install(const struct isd_activity *a);
+
+/* In the parent: the listener arrived (starts answering at once: the
+ * payload's own execve waits for it), or the payload could not install it
+ * (err: its -errno; one `isd: note:` line and the header say so). */
+int isd_activity_start(struct isd_activity *a, int listener_fd);
+void isd_activity_off(struct isd_activity *a, int err);
+
+/* Stops answering, writes the "dropped" record if any, closes the log. */
+void isd_activity_free(struct isd_activity *a);
+
+/* `isd log [ID] [--json]` (argv[0] == "log"). */
+int isd_activity_cmd_log(int argc, char **argv);
+
+#endif

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * `isd log [ID] [--json]`: a session's activity log (isd/activity.h) for a
+ * person, or as it is for tools.  Everything in it came from the sandbox:
+ * argv is quoted for a shell (control bytes as $'\xHH') and every line is
+ * made visible (isd/visible.h) before it reaches the terminal.
+ */
+#define _GNU_SOURCE
+#include "isd/activity.h"
+#include "isd/session.h"
+#include "isd/util.h"
+#include "isd/visible.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct line {
+	char *buf;
+	size_t len, cap;
+};
+
+static void line_putn(struct line *l, const char *s, size_t n)
+{
+	if (l->len + n + 1 > l->cap) {
+		l->cap = (l->len + n + 1) * 2;
+		l->buf = isd_xrealloc(l->buf, l->cap);
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+	l->buf[l->len] = '\0';
+}
+
+static void line_puts(struct line *l, const char *s)
+{
+	line_putn(l, s, strlen(s));
+}
+
+static bool shell_safe(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-", *s))
+			return false;
+	return true;
+}
+
+/* One argument as a shell reads it back: as is, '...', or $'...' when it
+ * holds control bytes (which then never reach the terminal raw). */
+static void put_quoted(struct line *l, const char *s, size_t n)
+{
+	bool control = false;
+
+	if (strlen(s) == n && shell_safe(s)) {
+		line_putn(l, s, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			control = true;
+	if (!control) {
+		line_putn(l, "'", 1);
+		for (size_t i = 0; i < n; i++)
+			if (s[i] == '\'')
+				line_puts(l, "'\\''");
+			else
+				line_putn(l, &s[i], 1);
+		line_putn(l, "'", 1);
+		return;
+	}
+	line_puts(l, "$'");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char hex[8];
+
+		if (c < 0x20 || c == 0x7f) {
+			snprintf(hex, sizeof(hex), "\\x%02x", c);
+			line_puts(l, hex);
+		} else if (c == '\'' || c == '\\') {
+			line_putn(l, "\\", 1);
+			line_putn(l, &s[i], 1);
+		} else {
+			line_putn(l, &s[i], 1);
+		}
+	}
+	line_putn(l, "'", 1);
+}
+
+static const char *get_str(json_object *o, const char *key, size_t *len)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	if (len)
+		*len = (size_t)json_object_get_string_len(v);
+	return json_object_get_string(v);
+}
+
+static long get_int(json_object *o, const char *key, long dflt)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int)
+		       ? (long)json_object_get_int64(v) : dflt;
+}
+
+static bool get_bool(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+static void format_exec(struct line *l, json_object *o)
+{
+	const char *path = get_str(o, "path", NULL), *cwd = get_str(o, "cwd", NULL), *argv0 = NULL;
+	json_object *argv;
+	char num[64];
+
+	snprintf(num, sizeof(num), "  pid %ld (parent %ld)  ", get_int(o, "pid", -1), get_int(o, "ppid", -1));
+	line_puts(l, num);
+	line_puts(l, cwd ? cwd : "?");
+	line_puts(l, "  $");
+	if (json_object_object_get_ex(o, "argv", &argv) && json_object_is_type(argv, json_type_array)) {
+		size_t n = json_object_array_length(argv);
+
+		for (size_t i = 0; i < n; i++) {
+			json_object *a = json_object_array_get_idx(argv, i);
+			const char *s = json_object_is_type(a, json_type_string) ? json_object_get_string(a) : "";
+
+			if (i == 0)
+				argv0 = s;
+			line_putn(l, " ", 1);
+			put_quoted(l, s, (size_t)json_object_get_string_len(a));
+		}
+	}
+	if (get_bool(o, "argv_cut"))
+		line_puts(l, " [argv cut at 64 KiB]");
+	if (path && (!argv0 || strcmp(path, argv0))) {
+		line_puts(l, "  [exec ");
+		line_puts(l, path);
+		line_puts(l, "]");
+	}
+	if (get_str(o, "unreadable", NULL)) {
+		line_puts(l, "  [argv unreadable: ");
+		line_puts(l, get_str(o, "unreadable", NULL));
+		line_puts(l, "]");
+	}
+}
+
+static void format_record(struct line *l, json_object *o)
+{
+	const char *type = get_str(o, "type", NULL), *time = get_str(o, "time", NULL);
+	char num[128];
+
+	line_puts(l, time ? time : "?");
+	if (type && !strcmp(type, "exec")) {
+		format_exec(l, o);
+	} else if (type && !strcmp(type, "header")) {
+		line_puts(l, get_bool(o, "exec_records") ? "  -- sandbox started, commands recorded"
+							 : "  -- sandbox started, commands NOT recorded: ");
+		if (!get_bool(o, "exec_records") && get_str(o, "reason", NULL))
+			line_puts(l, get_str(o, "reason", NULL));
+	} else if (type && !strcmp(type, "dropped")) {
+		snprintf(num, sizeof(num), "  -- %ld records dropped: the log reached its bound", get_int(o, "records", -1));
+		line_puts(l, num);
+	} else {
+		line_puts(l, "  (a record of an unknown type)");
+	}
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: isd log [ID | --file FILE] [--json]\n"
+	      "What ran inside a session's sandbox: every command (exec), with its time, pid\n"
+	      "and parent pid inside, working directory and argv quoted for a shell.  Without\n"
+	      "ID: the latest session of the current directory's project.\n"
+	      "  --file FILE  the log isd exec --activity-log FILE wrote\n"
+	      "  --json       the records as JSON Lines, as isd wrote them\n",
+	      f);
+}
+
+int isd_activity_cmd_log(int argc, char **argv)
+{
+	struct isd_session s = {.lock_fd = -1};
+	const char *id = NULL, *file = NULL;
+	bool json = false, consumed;
+	_cleanup_free_ char *path = NULL, *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
+			file = argv[++i];
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (argv[i][0] == '-' || id) {
+			fprintf(stderr, "isd log: unexpected argument '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		} else
+			id = argv[i];
+	}
+	if (file && id) {
+		fprintf(stderr, "isd log: either a session ID or --file FILE\n");
+		return 2;
+	}
+	if (file) {
+		path = isd_xstrdup(file);
+		s.id = isd_xstrdup("(none)");
+		goto open_log;
+	}
+	r = isd_session_from_arg(id, false, &s, &consumed);
+	if (r == 0 && id && !consumed)
+		r = isd_error(-ENOENT, "isd log: no session %s of yours (isd session list)", id);
+	if (r < 0) {
+		isd_error_print("isd log failed");
+		isd_session_free(&s);
+		return ISD_EXIT_FAILURE;
+	}
+	path = isd_xasprintf("%s/%s", s.dir, ISD_ACTIVITY_FILE);
+open_log:
+	{
+		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f) {
+			isd_error(-errno, "isd log: opening the activity log %s of session %s", path, s.id);
+			isd_error_print("isd log failed");
+			if (fd >= 0)
+				close(fd);
+			isd_session_free(&s);
+			return ISD_EXIT_FAILURE;
+		}
+	}
+	while ((n = getline(&buf, &cap, f)) > 0) {
+		struct line l = {0};
+		json_object *o;
+
+		if (json) {
+			/* isd wrote it in ASCII with every control byte escaped */
+			isd_visible_fwrite(stdout, buf, (size_t)n, true);
+			continue;
+		}
+		o = json_tokener_parse(buf);
+		if (!o) {
+			line_puts(&l, "(a line that is not JSON)");
+		} else {
+			format_record(&l, o);
+			json_object_put(o);
+		}
+		{
+			_cleanup_free_ char *v = isd_visible(l.buf, l.len, false);
+
+			printf("%s\n", v);
+		}
+		free(l.buf);
+	}
+	fclose(f);
+	isd_session_free(&s);
+	return fflush(stdout) == 0 ? 0 : ISD_EXIT_FAILURE;
+}

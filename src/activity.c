@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The activity log's exec records (isd/activity.h): the filter, and the
+ * thread in isd on the host that answers its notifications.
+ *
+ * Everything read from the sandbox is hostile: every read is bounded (path
+ * and cwd PATH_MAX, argv ISD_ACTIVITY_MAX_ARGV in all), the record buffer is
+ * allocated once, and every notification is answered CONTINUE whatever
+ * went wrong, so that the payload never hangs on isd.
+ */
+#define _GNU_SOURCE
+#include "isd/activity.h"
+#include "isd/seccomp.h"
+#include "isd/testhooks.h"
+#include "isd/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ARCHES 3
+#define X32_BIT 0x40000000u
+/* Room for a record: every byte may take six (\udcXX). */
+#define REC_CAP (6u * (ISD_ACTIVITY_MAX_ARGV + 3u * PATH_MAX) + 4096u)
+#define DROPPED_RESERVE 128u
+
+struct exec_arch {
+	uint32_t arch;
+	int execve_nr, execveat_nr;
+	unsigned ptr_size;
+};
+
+struct rec {
+	char *buf;
+	size_t len;
+};
+
+struct isd_activity {
+	struct sock_filter *filter;
+	unsigned short len;
+	struct exec_arch arches[MAX_ARCHES];
+	size_t n_arches;
+	char **initial_argv;
+	char *initial_cwd;
+	bool initial_done;
+	int log_fd;
+	uint64_t written, limit, dropped;
+	int listener;
+	int stop_pipe[2];
+	bool thread_started;
+	pthread_t thread;
+	struct rec rec;
+	char *scratch; /* one string read from the payload */
+};
+
+static void rec_putn(struct rec *r, const char *s, size_t n)
+{
+	if (r->len + n >= REC_CAP)
+		n = REC_CAP - 1 - r->len;
+	memcpy(r->buf + r->len, s, n);
+	r->len += n;
+	r->buf[r->len] = '\0';
+}
+
+static void rec_puts(struct rec *r, const char *s)
+{
+	rec_putn(r, s, strlen(s));
+}
+
+static void rec_printf(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rec_printf(struct rec *r, const char *fmt, ...)
+{
+	char tmp[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		rec_putn(r, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Length of the valid UTF-8 sequence at s (its code point in *cp), 0 if
+ * none. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len;
+	uint32_t c, min;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0)
+		len = 2, c = s[0] & 0x1f, min = 0x80;
+	else if ((s[0] & 0xf0) == 0xe0)
+		len = 3, c = s[0] & 0x0f, min = 0x800;
+	else if ((s[0] & 0xf8) == 0xf0)
+		len = 4, c = s[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* A JSON string of bytes from the sandbox, pure ASCII. */
+static void rec_json_str(struct rec *r, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	rec_putn(r, "\"", 1);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t l = utf8_seq(s + i, n - i, &cp);
+
+		if (l == 0) {
+			rec_printf(r, "\\udc%02x", s[i]);
+			i++;
+			continue;
+		}
+		i += l;
+		if (cp == '"' || cp == '\\')
+			rec_printf(r, "\\%c", (char)cp);
+		else if (cp >= 0x20 && cp < 0x7f)
+			rec_putn(r, (const char *)&s[i - 1], 1);
+		else if (cp < 0x10000)
+			rec_printf(r, "\\u%04" PRIx32, cp);
+		else
+			rec_printf(r, "\\u%04" PRIx32 "\\u%04" PRIx32, 0xd800 + ((cp - 0x10000) >> 10),
+				   0xdc00 + ((cp - 0x10000) & 0x3ff));
+	}
+	rec_putn(r, "\"", 1);
+}
+
+static void rec_time(struct rec *r)
+{
+	struct timespec ts;
+	struct tm tm;
+	char buf[64];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	rec_printf(r, "\"time\":\"%s.%03ldZ\"", buf, ts.tv_nsec / 1000000);
+}
+
+static void write_record(struct isd_activity *a)
+{
+	rec_putn(&a->rec, "\n", 1);
+	if (a->written + a->rec.len + DROPPED_RESERVE > a->limit) {
+		a->dropped++;
+		return;
+	}
+	if (isd_write_all(a->log_fd, a->rec.buf, a->rec.len) == 0)
+		a->written += a->rec.len;
+}
+
+static void add_arch(struct isd_activity *a, scmp_filter_ctx ctx, uint32_t arch, unsigned ptr_size)
+{
+	struct exec_arch *e = &a->arches[a->n_arches];
+
+	if (a->n_arches == MAX_ARCHES || (arch != seccomp_arch_native() && seccomp_arch_add(ctx, arch) < 0))
+		return;
+	e->arch = arch;
+	e->execve_nr = seccomp_syscall_resolve_name_arch(arch, "execve");
+	e->execveat_nr = seccomp_syscall_resolve_name_arch(arch, "execveat");
+	e->ptr_size = ptr_size;
+	a->n_arches++;
+}
+
+int isd_activity_open(const char *path, char *const *initial_argv, const char *initial_cwd, struct isd_activity **out)
+{
+	struct isd_activity *a = isd_xcalloc(1, sizeof(*a));
+	scmp_filter_ctx ctx;
+	struct stat st;
+	int r;
+
+	a->log_fd = a->listener = a->stop_pipe[0] = a->stop_pipe[1] = -1;
+	a->limit = isd_testhook_activity_limit(ISD_ACTIVITY_MAX_LOG);
+	a->initial_argv = isd_strv_copy(initial_argv);
+	a->initial_cwd = isd_xstrdup(initial_cwd ? initial_cwd : "/");
+	a->log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	if (a->log_fd < 0 || fstat(a->log_fd, &st) < 0) {
+		r = isd_error(-errno, "opening the activity log %s", path);
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = isd_error(-EINVAL, "the activity log %s is not a regular file", path);
+		goto fail;
+	}
+	a->written = (uint64_t)st.st_size;
+
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		r = isd_error(-ENOMEM, "creating the activity log's seccomp filter");
+		goto fail;
+	}
+	/* Architectures this filter does not know are the profile's to judge. */
+	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
+	add_arch(a, ctx, seccomp_arch_native(), sizeof(void *));
+#if defined(__x86_64__)
+	add_arch(a, ctx, SCMP_ARCH_X86, 4);
+	add_arch(a, ctx, SCMP_ARCH_X32, 4);
+#elif defined(__aarch64__)
+	add_arch(a, ctx, SCMP_ARCH_ARM, 4);
+#endif
+	r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
+	if (r == 0)
+		r = isd_seccomp_export(ctx, &a->filter, &a->len);
+	else
+		isd_error(r, "adding the exec rules to the activity log's seccomp filter");
+	seccomp_release(ctx);
+	if (r < 0)
+		goto fail;
+	a->rec.buf = isd_xmalloc(REC_CAP);
+	a->scratch = isd_xmalloc(ISD_ACTIVITY_MAX_ARGV + 1);
+	*out = a;
+	return 0;
+fail:
+	isd_activity_free(a);
+	return r;
+}
+
+int isd_activity_install(const struct isd_activity *a)
+{
+	struct sock_fprog prog = {.len = a->len, .filter = a->filter};
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* A NUL-terminated string at addr, at most max bytes, in page-sized reads
+ * (a string may end right before an unmapped page).  Returns its length,
+ * or -1; *cut when it went on past max. */
+static ssize_t read_str(int mem, uint64_t addr, char *buf, size_t max, bool *cut)
+{
+	size_t len = 0;
+
+	*cut = false;
+	while (len < max) {
+		size_t chunk = 4096 - (size_t)((addr + len) & 4095);
+		ssize_t n;
+		char *nul;
+
+		if (chunk > max - len)
+			chunk = max - len;
+		n = pread(mem, buf + len, chunk, (off_t)(addr + len));
+		if (n <= 0)
+			return -1;
+		nul = memchr(buf + len, '\0', (size_t)n);
+		if (nul)
+			return (ssize_t)(nul - buf);
+		len += (size_t)n;
+	}
+	*cut = true;
+	return (ssize_t)len;
+}
+
+/* The pid in the innermost pid namespace (the sandbox's) and the host
+ * pid of the parent, from /proc/PID/status. */
+static void read_status(pid_t pid, long *ns_pid, long *ppid)
+{
+	char path[64], buf[2048];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	char *p;
+
+	*ns_pid = *ppid = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
+		return;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nPPid:")))
+		*ppid = strtol(p + 6, NULL, 10);
+	if ((p = strstr(buf, "\nNSpid:"))) {
+		char *end = strchrnul(p + 1, '\n');
+
+		*end = '\0';
+		p = strrchr(p, '\t');
+		if (p)
+			*ns_pid = strtol(p + 1, NULL, 10);
+	}
+}
+
+static const struct exec_arch *find_arch(const struct isd_activity *a, uint32_t arch)
+{
+	for (size_t i = 0; i < a->n_arches; i++)
+		if (a->arches[i].arch == arch)
+			return &a->arches[i];
+	return NULL;
+}
+
+static void rec_initial_argv(struct isd_activity *a)
+{
+	rec_puts(&a->rec, ",\"argv\":[");
+	for (size_t i = 0; a->initial_argv && a->initial_argv[i]; i++) {
+		if (i)
+			rec_putn(&a->rec, ",", 1);
+		rec_json_str(&a->rec, a->initial_argv[i], strlen(a->initial_argv[i]));
+	}
+	rec_puts(&a->rec, "],\"argv_from\":\"isd\"");
+}
+
+static void rec_argv(struct isd_activity *a, int mem, uint64_t argv_addr, unsigned ptr_size)
+{
+	size_t budget = ISD_ACTIVITY_MAX_ARGV;
+	bool cut = false;
+
+	rec_puts(&a->rec, ",\"argv\":[");
+	for (uint64_t i = 0; argv_addr; i++) {
+		uint64_t p = 0;
+		ssize_t n;
+
+		if (budget == 0) {
+			cut = true;
+			break;
+		}
+		if (pread(mem, &p, ptr_size, (off_t)(argv_addr + i * ptr_size)) != (ssize_t)ptr_size)
+			break;
+		if (!p)
+			break;
+		n = read_str(mem, p, a->scratch, budget, &cut);
+		if (n < 0)
+			break;
+		if (i)
+			rec_putn(&a->rec, ",", 1);
+		rec_json_str(&a->rec, a->scratch, (size_t)n);
+		/* the NUL and the pointer count too, so an argv of empty
+		 * strings ends as well */
+		budget -= (size_t)n + 1 < budget ? (size_t)n + 1 : budget;
+		if (cut)
+			break;
+	}
+	rec_puts(&a->rec, "]");
+	if (cut)
+		rec_puts(&a->rec, ",\"argv_cut\":true");
+}
+
+static void build_record(struct isd_activity *a, const struct seccomp_notif *req)
+{
+	const struct exec_arch *arch = find_arch(a, req->data.arch);
+	pid_t pid = (pid_t)req->pid;
+	char path[64], cwd[PATH_MAX];
+	long ns_pid, ppid, ns_ppid = -1, dummy;
+	uint64_t path_addr, argv_addr;
+	int nr = req->data.nr;
+	bool cut, at;
+	ssize_t n;
+	_cleanup_close_ int mem = -1;
+
+	a->rec.len = 0;
+	rec_puts(&a->rec, "{\"type\":\"exec\",");
+	rec_time(&a->rec);
+	read_status(pid, &ns_pid, &ppid);
+	if (ppid > 0)
+		read_status((pid_t)ppid, &ns_ppid, &dummy);
+	rec_printf(&a->rec, ",\"pid\":%ld,\"ppid\":%ld,\"host_pid\":%d", ns_pid, ns_ppid, pid);
+
+	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
+	n = readlink(path, cwd, sizeof(cwd));
+	if (n >= 0 && (size_t)n < sizeof(cwd)) {
+		rec_puts(&a->rec, ",\"cwd\":");
+		rec_json_str(&a->rec, cwd, (size_t)n);
+	} else if (!a->initial_done) {
+		rec_puts(&a->rec, ",\"cwd\":");
+		rec_json_str(&a->rec, a->initial_cwd, strlen(a->initial_cwd));
+	}
+
+	at = arch && (nr == arch->execveat_nr || (int)((unsigned)nr & ~X32_BIT) == arch->execveat_nr);
+	path_addr = at ? req->data.args[1] : req->data.args[0];
+	argv_addr = at ? req->data.args[2] : req->data.args[1];
+	if (at && (int)req->data.args[0] != AT_FDCWD)
+		rec_printf(&a->rec, ",\"dirfd\":%d", (int)req->data.args[0]);
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0 && !a->initial_done) {
+		/* The payload's own execve runs on the memory it shares with
+		 * isd's init, which is not dumpable, so a rootless isd cannot
+		 * read it; that exec is the command isd itself was given. */
+		rec_initial_argv(a);
+	} else if (mem < 0 || !arch) {
+		rec_printf(&a->rec, ",\"unreadable\":\"%s\"", mem < 0 ? strerror(errno) : "unknown architecture");
+	} else {
+		n = read_str(mem, path_addr, a->scratch, PATH_MAX, &cut);
+		if (n >= 0) {
+			rec_puts(&a->rec, ",\"path\":");
+			rec_json_str(&a->rec, a->scratch, (size_t)n);
+		}
+		rec_argv(a, mem, argv_addr, arch->ptr_size);
+	}
+	a->initial_done = true;
+	rec_puts(&a->rec, "}");
+}
+
+static void handle_one(struct isd_activity *a)
+{
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+	bool valid;
+
+	memset(&req, 0, sizeof(req));
+	if (ioctl(a->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return; /* ENOENT: the caller died before we got to it */
+	build_record(a, &req);
+	valid = ioctl(a->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	(void)!ioctl(a->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	/* A caller that died during the reads may have had its pid reused:
+	 * what was read is not known to be its. */
+	if (valid)
+		write_record(a);
+}
+
+static void *listen_loop(void *arg)
+{
+	struct isd_activity *a = arg;
+	struct pollfd p[2] = {{.fd = a->listener, .events = POLLIN}, {.fd = a->stop_pipe[0], .events = POLLIN}};
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (p[0].revents & POLLIN)
+			handle_one(a);
+		else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break; /* every task under the filter is gone */
+	}
+	return NULL;
+}
+
+static void write_header(struct isd_activity *a, int err)
+{
+	a->rec.len = 0;
+	rec_puts(&a->rec, "{\"type\":\"header\",");
+	rec_time(&a->rec);
+	rec_printf(&a->rec, ",\"version\":1,\"exec_records\":%s", err ? "false" : "true");
+	if (err) {
+		const char *why = err == -EBUSY ? "an outer seccomp filter already has a listener (isd inside isd, "
+						  "or a container runtime using seccomp notify)"
+						: strerror(-err);
+		rec_puts(&a->rec, ",\"reason\":");
+		rec_json_str(&a->rec, why, strlen(why));
+	}
+	rec_puts(&a->rec, "}");
+	write_record(a);
+}
+
+int isd_activity_start(struct isd_activity *a, int listener_fd)
+{
+	sigset_t all, old;
+	int r;
+
+	if (a->listener >= 0) {
+		close(listener_fd);
+		return 0;
+	}
+	a->listener = listener_fd;
+	if (pipe2(a->stop_pipe, O_CLOEXEC) < 0) {
+		r = isd_error(-errno, "creating the activity log's pipe");
+		goto fail;
+	}
+	write_header(a, 0);
+	/* Signals are the main thread's (forwarding, the terminal relay). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&a->thread, NULL, listen_loop, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0) {
+		isd_error(r, "starting the activity log's thread");
+		goto fail;
+	}
+	a->thread_started = true;
+	return 0;
+fail:
+	/* Closed, the listener fails the payload's exec (ENOSYS) instead of
+	 * leaving it waiting for an answer that never comes. */
+	isd_error_print("the activity log");
+	close(a->listener);
+	a->listener = -1;
+	return r;
+}
+
+void isd_activity_off(struct isd_activity *a, int err)
+{
+	fprintf(stderr, "isd: note: the activity log records no commands in this run: %s\n",
+		err == -EBUSY ? "an outer seccomp filter already has a listener (isd inside isd?)" : strerror(-err));
+	write_header(a, err);
+}
+
+void isd_activity_free(struct isd_activity *a)
+{
+	if (!a)
+		return;
+	if (a->thread_started) {
+		(void)!write(a->stop_pipe[1], "x", 1);
+		pthread_join(a->thread, NULL);
+	}
+	if (a->dropped && a->log_fd >= 0) {
+		a->rec.len = 0;
+		rec_puts(&a->rec, "{\"type\":\"dropped\",");
+		rec_time(&a->rec);
+		rec_printf(&a->rec, ",\"records\":%" PRIu64 "}\n", a->dropped);
+		(void)!isd_write_all(a->log_fd, a->rec.buf, a->rec.len);
+	}
+	if (a->listener >= 0)
+		close(a->listener);
+	for (int i = 0; i < 2; i++)
+		if (a->stop_pipe[i] >= 0)
+			close(a->stop_pipe[i]);
+	if (a->log_fd >= 0)
+		close(a->log_fd);
+	isd_strv_free(a->initial_argv);
+	free(a->initial_cwd);
+	free(a->filter);
+	free(a->rec.buf);
+	free(a->scratch);
+	free(a);
+}

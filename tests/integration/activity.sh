@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The activity log (isd/activity.h): every exec inside, recorded by isd on
+# the host from a seccomp notification, shown by `isd log`.
+
+# exec records in log file $1 (the header and the dropped line are not)
+exec_records() {
+	grep -c '"type":"exec"' "$1"
+}
+
+# The payload's own command and what it runs, with their working
+# directories and argv; what came from the sandbox never reaches the
+# terminal raw.
+test_log_shows_commands_quoted() {
+	P=$T/proj
+	mkdir -p "$P/sub" "$T/elsewhere"
+	export XDG_STATE_HOME=$T/state
+	run_isd exec --profile none --workspace "$P:cow" -- \
+		sh -c 'cd sub && /bin/true "two words" $(printf "\033]0;pwned\007") && echo x >../changed'
+	expect_rc 0 "the payload"
+	id=$(ls "$XDG_STATE_HOME/isd/sessions" | grep -v '^\.')
+	[ -n "$id" ] || fail "no session kept"
+	out=$(cd "$P" && "$ISD" log 2>"$T/err"); rc=$?
+	expect_rc 0 "isd log"
+	expect_contains "$out" "  $P  \$ sh -c 'cd sub && /bin/true \"two words\""
+	expect_contains "$out" "  $P/sub  \$ /bin/true 'two words' \$'\\x1b]0;pwned\\x07'"
+	(cd "$P" && "$ISD" log) | od -An -c | grep -q '033' && fail "a raw ESC reached isd log's output"
+	(cd "$P" && "$ISD" log --json) | od -An -c | grep -q '033' && fail "a raw ESC reached isd log --json's output"
+	json=$(cd "$P" && "$ISD" log --json "$id")
+	expect_contains "$json" '"cwd":"'"$P"'/sub","path":"/bin/true","argv":["/bin/true","two words","\u001b]0;pwned\u0007"]'
+	# Another project's directory has no session: refused, as isd diff is.
+	out=$(cd "$T/elsewhere" && "$ISD" log 2>&1); rc=$?
+	expect_rc 125 "isd log outside the project"
+	run_isd log 0123456789ab
+	expect_rc 125 "isd log of a session that is not the caller's"
+}
+
+# A loop of forks and, with make, parallel spawns: one record per exec.
+test_every_exec_recorded() {
+	run_isd exec --activity-log "$T/loop.log" -- sh -c 'i=0; while [ $i -lt 50 ]; do /bin/true; i=$((i+1)); done'
+	expect_rc 0 "the loop"
+	expect_eq "$(exec_records "$T/loop.log")" 51 "exec records of sh and 50 true"
+	expect_eq "$(grep -c '"path":"/bin/true"' "$T/loop.log")" 50 "records of /bin/true"
+	command -v make >/dev/null || skip "make (make) is not installed"
+	mkdir -p "$T/mk"
+	: >"$T/mk/Makefile"
+	all=
+	for i in 1 2 3 4 5 6 7 8; do
+		all="$all t$i"
+		printf 't%s:\n\t/bin/echo ran-t%s\n' "$i" "$i" >>"$T/mk/Makefile"
+	done
+	printf 'all:%s\n' "$all" >>"$T/mk/Makefile"
+	run_isd exec --project "$T/mk" --activity-log "$T/make.log" -- make -s -j4 all
+	expect_rc 0 "make -j4"
+	ran=$(printf '%s\n' "$out" | grep -c '^ran-t')
+	expect_eq "$ran" 8 "the recipes that ran"
+	expect_eq "$(grep -c '"path":"/bin/echo"' "$T/make.log")" "$ran" "exec records of the recipes"
+}
+
+# A payload that execs in a loop: the log stays within its bound, says how
+# many records it dropped, and isd's memory stays flat.
+test_flood_bounded() {
+	ISD_TEST_ACTIVITY_LIMIT=20000 "$ISD_TESTHOOKS" exec --activity-log "$T/flood.log" -- \
+		sh -c 'i=0; while [ $i -lt 400 ]; do /bin/true; i=$((i+1)); done' >"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 0 "the flood"
+	size=$(stat -c %s "$T/flood.log")
+	[ "$size" -le 20000 ] || fail "the log grew to $size bytes, past its bound of 20000"
+	last=$(tail -n 1 "$T/flood.log")
+	expect_contains "$last" '"type":"dropped"'
+	dropped=$(printf '%s\n' "$last" | sed 's/.*"records":\([0-9]*\).*/\1/')
+	expect_eq "$(( $(exec_records "$T/flood.log") + dropped ))" 401 "records kept and dropped"
+
+	"$ISD" exec --activity-log "$T/rss.log" -- \
+		sh -c 'i=0; while [ $i -lt 3000 ]; do /bin/true; i=$((i+1)); done; sleep 5' >/dev/null 2>&1 &
+	pid=$!
+	n=0
+	while [ "$(exec_records "$T/rss.log" 2>/dev/null)" != 3002 ] && [ $n -lt 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$pid/status")
+	wait "$pid"
+	expect_eq "$(exec_records "$T/rss.log")" 3002 "records of sh, 3000 true and sleep"
+	[ -n "$hwm" ] && [ "$hwm" -lt 32768 ] || fail "isd's peak RSS after 3000 execs: ${hwm:-?} kB"
+}
+
+# isd inside isd: the outer sandbox's listener is the only one the kernel
+# allows, so the inner run goes on without exec records and says so; the
+# outer log still has the inner payload's commands (a rootless outer isd
+# cannot read the argv of the inner payload's own first exec, which runs on
+# the memory of the inner isd's non-dumpable init: it records the exec
+# without it).
+test_nested_isd_says_records_off() {
+	profiles=$ISD_TEST_SRCDIR/seccomp-profiles
+	outer="-v $ISD:$ISD:ro -v $profiles:$profiles:ro"
+	[ "$(id -u)" -ne 0 ] || outer="$outer -u 1000:1000"
+	run_isd exec --security-opt seccomp=nested $outer --activity-log "$T/outer.log" -- \
+		sh -c "\"$ISD\" exec --activity-log /tmp/inner.log -- /bin/echo inner-ran && cat /tmp/inner.log"
+	expect_rc 0 "isd inside isd"
+	expect_contains "$out" "inner-ran"
+	expect_contains "$out" '"exec_records":false'
+	expect_contains "$err" "isd: note: the activity log records no commands in this run"
+	[ "$(grep -c '"path":"/bin/echo","argv":\["/bin/echo","inner-ran"\]\|"unreadable":' "$T/outer.log")" -eq 1 ] ||
+		fail "the outer log lacks the inner payload's exec: $(cat "$T/outer.log")"
+	asserted
+}
