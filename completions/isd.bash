@@ -14,7 +14,7 @@ _isd_datadir=${BASH_SOURCE[0]%/bash-completion/completions/*}
 _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --session --mask
-    --unmask --allow --allow-file --add-host
+    --unmask --allow --allow-file --add-host --activity-log
     --forward --forward-unix --proxy-port --network-log --unsafe-host-root
     --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
     --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits'
@@ -24,7 +24,7 @@ _isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
 _isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --workspace-keep
-    --session --mask --unmask --git-writable --allow --allow-file --add-host
+    --session --activity-log --mask --unmask --git-writable --allow --allow-file --add-host
     --forward --forward-unix --proxy-port --network-log
     --cap-drop --memory --memory-swap --memory-reservation --cpus --cpu-shares
     --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
@@ -593,7 +593,7 @@ _isd()
 
     if ((_isd_cword == 1)); then
         local w
-        for w in exec run build image profile session diff apply discard state \
+        for w in exec run build image profile session diff apply log discard state \
             doctor seccomp gc version help --version --help; do
             [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
         done
@@ -640,6 +640,15 @@ _isd()
         ;;
     discard)
         ((_isd_cword == 2)) && _isd_add "$cur" "$(_isd_session_ids)"$'\n--all'
+        ;;
+    log)
+        if [[ ${_isd_words[_isd_cword - 1]} == --file ]]; then
+            _isd_files "$cur"
+        elif [[ $cur == -* ]]; then
+            _isd_add "$cur" $'--json\n--file\n--help'
+        else
+            _isd_add "$cur" "$(_isd_session_ids)"
+        fi
         ;;
     state)
         if ((_isd_cword == 2)); then

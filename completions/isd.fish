@@ -53,7 +53,7 @@ function __isd_exec_command_index
     set -l words (commandline -opc)
     set -l takes_value --env --env-file --volume --mount --tmpfs --workdir --user --hostname \
         --network --net --rootfs --image --security-opt --pid --ipc --profile --agent \
-        --agent-state --project --workspace --session --mask --unmask --allow --allow-file \
+        --agent-state --project --workspace --session --activity-log --mask --unmask --allow --allow-file \
         --add-host --forward --forward-unix --proxy-port --network-log --cap-drop --cap-add \
         --memory --memory-swap --memory-reservation --cpus --cpu-shares --cpu-weight \
         --cpuset-cpus --pids-limit --blkio-weight --limits -e -v -w -u -h
@@ -112,6 +112,7 @@ complete -c isd -n 'not __isd_command >/dev/null' -a session -d 'List the copy-o
 complete -c isd -n 'not __isd_command >/dev/null' -a diff -d 'Show the changes of a session'
 complete -c isd -n 'not __isd_command >/dev/null' -a apply -d 'Copy the changes of a session into its project'
 complete -c isd -n 'not __isd_command >/dev/null' -a discard -d 'Drop a session and its changes'
+complete -c isd -n 'not __isd_command >/dev/null' -a log -d 'Every command a session ran'
 complete -c isd -n 'not __isd_command >/dev/null' -a state -d 'The agent state stores'
 complete -c isd -n 'not __isd_command >/dev/null' -a doctor -d 'Check what this host allows'
 complete -c isd -n 'not __isd_command >/dev/null' -a seccomp -d 'Check and list seccomp profiles'
@@ -159,6 +160,7 @@ complete -c isd -n __isd_exec_opt -l project -x -a '(__fish_complete_directories
 complete -c isd -n __isd_exec_opt -l workspace -x -a '(set -l t (commandline -ct); if string match -q -- "*:*" $t; set -l d (string replace -r ":[^:]*\$" "" -- $t); printf "%s\n" $d:rw $d:ro $d:cow; else; __fish_complete_directories $t; end)' -d 'The project DIR[:rw|ro|cow]'
 complete -c isd -n __isd_exec_opt -l workspace-keep -d 'Keep the cow session even without changes'
 complete -c isd -n __isd_exec_opt -l session -x -a '(__isd_sessions)' -d 'Re-enter a stopped cow session'
+complete -c isd -n __isd_exec_opt -l activity-log -r -F -d 'Record every command run inside in FILE'
 complete -c isd -n __isd_exec_opt -l mask -x -a ".env '.env.*' '*.pem' '*.key' 'id_rsa*' 'id_ed25519*' .npmrc .pypirc .netrc .git-credentials .aws/ .ssh/ .gnupg/" -d 'Matching files appear empty, read-only'
 complete -c isd -n __isd_exec_opt -l unmask -x -a ".env '.env.*' '*.pem' '*.key' 'id_rsa*' 'id_ed25519*' .npmrc .pypirc .netrc .git-credentials .aws/ .ssh/ .gnupg/" -d 'Exempt matching files from the masks'
 complete -c isd -n __isd_exec_opt -l git-writable -d 'Leave .git/hooks and .git/config writable'
@@ -199,7 +201,9 @@ complete -c isd -n '__isd_is profile; and __fish_seen_subcommand_from show edit'
 complete -c isd -n '__isd_is session; and not __fish_seen_subcommand_from list ls prune help' -a 'list prune help'
 complete -c isd -n '__isd_is session; and __fish_seen_subcommand_from prune' -l dry-run -d 'Only name them'
 complete -c isd -n '__isd_is session; and __fish_seen_subcommand_from list ls' -l json -d 'JSON output'
-complete -c isd -n '__isd_is diff apply discard' -a '(__isd_sessions)' -d Session
+complete -c isd -n '__isd_is diff apply discard log' -a '(__isd_sessions)' -d Session
+complete -c isd -n '__isd_is log' -l json -d 'The records as JSON Lines'
+complete -c isd -n '__isd_is log' -l file -r -F -d 'The log of isd exec --activity-log'
 complete -c isd -n '__isd_is diff apply' -F
 complete -c isd -n '__isd_is diff' -l stat -d 'Changed lines per file'
 complete -c isd -n '__isd_is diff' -l name-only -d 'Only the changed paths'
