@@ -80,6 +80,7 @@ except OSError as e: print("plain", e.errno)'
 # while root's own project stays writable and its files root's.
 test_root_caller_payload_is_not_host_root() {
 	is_root || skip "the root caller's rules need isd run as the host's root"
+	export XDG_STATE_HOME="$T/state" # the cow session below stays out of root's home
 	mkdir "$T/proj"
 	chmod 0700 "$T/proj"
 	echo old >"$T/proj/file"
