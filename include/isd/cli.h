@@ -6,20 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "isd/caller.h"
 #include "isd/spec.h"
-
-/* Facts about the caller that parsing needs (injectable for unit tests). */
-struct isd_caller {
-	uint32_t uid, gid;
-	const char *home;  /* caller's $HOME */
-	const char *cwd;   /* for relative bind sources */
-	char **environ;    /* caller's environment, for -e NAME and defaults */
-	bool stdin_tty, stdout_tty;
-};
-
-void isd_caller_from_process(struct isd_caller *caller);
-/* NAME's value in the caller's environment, or NULL. */
-const char *isd_caller_getenv(const struct isd_caller *caller, const char *name);
 
 /* Parse `isd exec` arguments (argv[0] is "exec").  Fills spec, including the
  * implicit defaults (tmpfs /tmp, /var/tmp, /run; the environment).

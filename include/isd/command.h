@@ -3,7 +3,7 @@
 #ifndef ISD_COMMAND_H
 #define ISD_COMMAND_H
 
-#include "isd/cli.h"
+#include "isd/caller.h"
 #include "isd/spec.h"
 
 /* When argv[0] is a bare name that the sandbox's PATH does not provide,

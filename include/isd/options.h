@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "isd/cli.h"
+#include "isd/caller.h"
 #include "isd/spec.h"
 
 /* A host path as the user means it: relative to cwd, symlinks resolved. */
