@@ -54,24 +54,6 @@ static bool find_subid(const char *file, const char *name, uint32_t id, uint32_t
 	return false;
 }
 
-/* Whether [start, start+count) of the parent namespace is mapped into
- * ours: nested in a namespace with a single id, newuidmap cannot help. */
-static bool ids_available(const char *map_file, uint32_t start, uint32_t count)
-{
-	_cleanup_free_ char *text = NULL;
-	char *save = NULL;
-
-	if (isd_read_file_at(AT_FDCWD, map_file, &text, NULL) < 0)
-		return false;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long in, out, n;
-		if (sscanf(line, "%lu %lu %lu", &in, &out, &n) == 3 && start >= in &&
-		    (unsigned long)start + count <= in + n)
-			return true;
-	}
-	return false;
-}
-
 static bool helper_present(const char *name)
 {
 	char path[64];
@@ -157,7 +139,7 @@ int isd_idmap_for_caller(struct isd_idmap *map)
 	if (map->caller_uid != 0 &&
 	    find_subid(uid_file ? uid_file : "/etc/subuid", pw ? pw->pw_name : NULL, map->caller_uid, &us, &uc) &&
 	    find_subid(gid_file ? gid_file : "/etc/subgid", pw ? pw->pw_name : NULL, map->caller_uid, &gs, &gc) &&
-	    ids_available("/proc/self/uid_map", us, uc) && ids_available("/proc/self/gid_map", gs, gc) &&
+	    isd_userns_ids_mapped("/proc/self/uid_map", us, uc) && isd_userns_ids_mapped("/proc/self/gid_map", gs, gc) &&
 	    helper_present("newuidmap") && helper_present("newgidmap")) {
 		map->n_uid = keep_id_ranges(map->uid, map->caller_uid, us, uc);
 		map->n_gid = keep_id_ranges(map->gid, map->caller_gid, gs, gc);

@@ -20,6 +20,7 @@
 #include "isd/rootful.h"
 #include "isd/mount.h"
 #include "isd/syscalls.h"
+#include "isd/userns.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -62,23 +63,6 @@ static int64_t subid_start(const char *file)
 	return -1;
 }
 
-/* Whether id of the parent namespace is mapped into ours (the outer
- * namespace of a container may map fewer ids than the host has). */
-static bool mapped_here(const char *map_file, uint32_t id)
-{
-	_cleanup_free_ char *text = NULL;
-	char *save = NULL;
-
-	if (isd_read_file_at(AT_FDCWD, map_file, &text, NULL) < 0)
-		return false;
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long in, out, n;
-		if (sscanf(line, "%lu %lu %lu", &in, &out, &n) == 3 && id >= in && id - in < n)
-			return true;
-	}
-	return false;
-}
-
 /* Our uid 0 is the host's root unless a user namespace maps it to another
  * id (isd run by root inside `unshare -r`, a rootless container, another
  * sandbox).  The maps only say what our ids are one namespace up; a
@@ -97,7 +81,7 @@ static uint32_t pick(const char *subid_file, const char *map_file)
 {
 	int64_t start = subid_start(subid_file);
 
-	if (start > 0 && mapped_here(map_file, (uint32_t)start))
+	if (start > 0 && isd_userns_ids_mapped(map_file, (uint32_t)start, 1))
 		return (uint32_t)start;
 	return NOBODY;
 }
@@ -116,7 +100,7 @@ int isd_rootful_apply(struct isd_spec *spec, uint32_t caller_uid, uint32_t calle
 	spec->idmap_disk_gid = caller_gid;
 	spec->host_uid = pick("/etc/subuid", "/proc/self/uid_map");
 	spec->host_gid = pick("/etc/subgid", "/proc/self/gid_map");
-	if (!mapped_here("/proc/self/uid_map", spec->host_uid) || !mapped_here("/proc/self/gid_map", spec->host_gid))
+	if (!isd_userns_ids_mapped("/proc/self/uid_map", spec->host_uid, 1) || !isd_userns_ids_mapped("/proc/self/gid_map", spec->host_gid, 1))
 		return isd_error(0, "running as root: no unprivileged id (%u:%u) exists in this user namespace to run "
 				    "the payload as; give root a range in /etc/subuid and /etc/subgid, or accept "
 				    "host root with --unsafe-host-root", spec->host_uid, spec->host_gid);

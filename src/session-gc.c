@@ -59,21 +59,29 @@ static bool has_agent_state(const char *id)
 	return lstat(path, &st) == 0;
 }
 
-/* A stopped session without changes that was not to be kept: isd exec
- * removes those when it ends, so this one's isd was killed (during setup,
- * typically) before it could. */
-static int gc_abandoned(const char *root, bool dry_run, size_t *removed)
+/* The session ids (twelve hex digits) in root, the sessions directory. */
+static char **session_ids(const char *root)
 {
-	_cleanup_strv_ char **ids = NULL;
+	char **ids = NULL;
 	struct dirent *de;
 	DIR *d = opendir(root);
-	int r = 0;
 
 	while (d && (de = readdir(d)))
 		if (strlen(de->d_name) == 12 && strspn(de->d_name, "0123456789abcdef") == 12)
 			isd_strv_push(&ids, isd_xstrdup(de->d_name));
 	if (d)
 		closedir(d);
+	return ids;
+}
+
+/* A stopped session without changes that was not to be kept: isd exec
+ * removes those when it ends, so this one's isd was killed (during setup,
+ * typically) before it could. */
+static int gc_abandoned(const char *root, bool dry_run, size_t *removed)
+{
+	_cleanup_strv_ char **ids = session_ids(root);
+	int r = 0;
+
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct isd_session s;
 		size_t count = 0;
@@ -134,18 +142,10 @@ int isd_session_gc(bool dry_run, size_t *removed)
 int isd_session_prune(bool dry_run)
 {
 	_cleanup_free_ char *root = isd_session_root();
-	_cleanup_strv_ char **ids = NULL;
-	struct dirent *de;
 	size_t removed = 0;
-	DIR *d;
 	int r = isd_session_gc(dry_run, &removed);
+	_cleanup_strv_ char **ids = session_ids(root);
 
-	d = opendir(root);
-	while (d && (de = readdir(d)))
-		if (strlen(de->d_name) == 12 && strspn(de->d_name, "0123456789abcdef") == 12)
-			isd_strv_push(&ids, isd_xstrdup(de->d_name));
-	if (d)
-		closedir(d);
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct isd_session s;
 		size_t count = 0;

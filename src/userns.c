@@ -207,3 +207,19 @@ int isd_userns_become(uint32_t uid, uint32_t gid)
 		return isd_error(-errno, "switching to uid %u in the user namespace", uid);
 	return 0;
 }
+
+bool isd_userns_ids_mapped(const char *map_file, uint32_t start, uint32_t count)
+{
+	_cleanup_free_ char *text = NULL;
+	char *save = NULL;
+
+	if (isd_read_file_at(AT_FDCWD, map_file, &text, NULL) < 0)
+		return false;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long in, out, n;
+		if (sscanf(line, "%lu %lu %lu", &in, &out, &n) == 3 && start >= in &&
+		    (unsigned long)start + count <= in + n)
+			return true;
+	}
+	return false;
+}

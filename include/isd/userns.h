@@ -4,6 +4,7 @@
 #define ISD_USERNS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,5 +26,11 @@ int isd_userns_write_child_maps(pid_t pid, const struct isd_id_range *uid, size_
 /* Inside a namespace with such maps: become uid:gid, no supplementary
  * groups (keeps the capabilities of the namespace's creator). */
 int isd_userns_become(uint32_t uid, uint32_t gid);
+
+/* Whether ids [start, start+count) of the parent namespace are mapped into
+ * ours (map_file: /proc/self/uid_map or gid_map).  Nested in a namespace
+ * that maps a single id, newuidmap cannot help; a container's outer
+ * namespace may map fewer ids than the host has. */
+bool isd_userns_ids_mapped(const char *map_file, uint32_t start, uint32_t count);
 
 #endif
