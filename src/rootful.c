@@ -86,8 +86,29 @@ static uint32_t pick(const char *subid_file, const char *map_file)
 	return NOBODY;
 }
 
+static bool ranges_reach_host_root(const struct isd_id_range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].outside == 0 && r[i].count > 0)
+			return true;
+	return false;
+}
+
 int isd_rootful_apply(struct isd_spec *spec, uint32_t caller_uid, uint32_t caller_gid)
 {
+	/* A built image's id map, as root made it, maps its ids 1:1, so the
+	 * image's root would be the host's: for isd exec --image it is not
+	 * used (isd build's RUN keeps it, as a rootful docker build does). */
+	if (caller_uid == 0 && spec->n_uid_ranges && !spec->build_caps && !spec->unsafe_host_root &&
+	    ranges_reach_host_root(spec->uid_ranges, spec->n_uid_ranges) && uid0_is_host_root()) {
+		fprintf(stderr, "isd: note: running as root: the image's id map is not used, since it maps the "
+				"image's root to the host's; files the image gives to other ids show as nobody "
+				"(--unsafe-host-root keeps the map)\n");
+		free(spec->uid_ranges);
+		free(spec->gid_ranges);
+		spec->uid_ranges = spec->gid_ranges = NULL;
+		spec->n_uid_ranges = spec->n_gid_ranges = 0;
+	}
 	if (caller_uid != 0 || spec->n_uid_ranges || !uid0_is_host_root())
 		return 0;
 	if (spec->unsafe_host_root) {

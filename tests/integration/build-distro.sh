@@ -197,7 +197,8 @@ test_build_run_dnf_install() {
 	EOF
 	run_isd build -t dnfimg "$T/ctx"
 	expect_rc 0 "build with dnf install"
-	run_isd exec --image dnfimg -u 0 -- stat -c '%U:%G %a %n' /usr/share/isdprobe/adm-file /usr/share/isdprobe/daemon-file
+	# shellcheck disable=SC2046
+	run_isd exec --image dnfimg -u 0 $(image_owner_view) -- stat -c '%U:%G %a %n' /usr/share/isdprobe/adm-file /usr/share/isdprobe/daemon-file
 	expect_rc 0 "stat in the image"
 	expect_eq "$out" "root:adm 640 /usr/share/isdprobe/adm-file
 daemon:daemon 644 /usr/share/isdprobe/daemon-file"

@@ -379,7 +379,10 @@ test_exec_image_idmap() {
 	run_isd build -t mapped "$T/ctx"
 	expect_rc 0 "build"
 	mkdir -p "$T/proj"
-	chmod 0777 "$T/proj" # root's map is 1:1, its uid 1000 is not root
+	if [ "$(id -u)" -eq 0 ]; then
+		exec_image_idmap_as_root
+		return
+	fi
 	run_isd exec --image mapped -v "$T/proj:/proj" -- sh -c 'id -u; touch /proj/made; busybox stat -c %u:%g /srv/other /srv/rootfile /proj/made'
 	expect_rc 0 "exec with the image's map"
 	expect_eq "$out" "1000
@@ -387,9 +390,7 @@ test_exec_image_idmap() {
 0:0
 1000:1000"
 	# Inside 1000 is the caller: what the payload makes is ours.
-	owner=$(id -u)
-	[ "$owner" -ne 0 ] || owner=1000
-	expect_eq "$(stat -c %u "$T/proj/made")" "$owner" "owner on the host"
+	expect_eq "$(stat -c %u "$T/proj/made")" "$(id -u)" "owner on the host"
 	run_isd exec --image mapped --print-spec -- true
 	expect_contains "$out" '"uid_map"'
 	# -u 0 is the image's root (a subordinate id on the host).
@@ -397,6 +398,20 @@ test_exec_image_idmap() {
 	expect_rc 0
 	expect_eq "$out" "0
 0"
+}
+
+# As root, the image's map is root's own ids 1:1: the image's root would
+# be the host's.  It is not used: the payload is never host uid 0 (seen
+# from the host), the image still runs, and --unsafe-host-root keeps it.
+exec_image_idmap_as_root() {
+	run_isd exec --image mapped -u 0 -v "$T/proj:/proj" -- sh -c 'touch /proj/made; cat /proc/self/uid_map'
+	expect_rc 0 "exec --image as root: $err"
+	expect_contains "$err" "running as root: the image's id map is not used"
+	printf '%s\n' "$out" | awk '$2 == 0 { bad = 1 } END { exit bad }' || fail "the payload's map reaches host root: $out"
+	expect_eq "$(stat -c %u "$T/proj/made")" 0 "what the payload makes in root's bind is root's on disk"
+	run_isd exec --image mapped -u 0 --unsafe-host-root -- cat /proc/self/uid_map
+	expect_rc 0 "with --unsafe-host-root"
+	expect_contains "$(printf '%s\n' "$out" | awk '{ print $2 }')" 0 "--unsafe-host-root keeps the image's map"
 }
 
 # A base made with umoci (tests/build/lib.sh: fixture_layout): set-id
@@ -468,7 +483,8 @@ test_build_high_ids() {
 	printf 'FROM oci:%s:img\nRUN touch /data/made && chown 100001:100002 /data/made\n' "$T/hi" >"$T/ctx/Containerfile"
 	run_isd build -t high "$T/ctx"
 	expect_rc 0 "RUN chown to ids above 65535"
-	run_isd exec --image high -- busybox stat -c '%u:%g %a %n' /data/high /data/suid /data/made
+	# shellcheck disable=SC2046
+	run_isd exec --image high $(image_owner_view) -- busybox stat -c '%u:%g %a %n' /data/high /data/suid /data/made
 	expect_eq "$out" "100000:100000 644 /data/high
 100000:100000 4755 /data/suid
 100001:100002 644 /data/made" "ids above 65535 kept"
