@@ -196,13 +196,19 @@ static int unknown_long_option(const char *arg)
 	size_t len = 0, found = 0;
 	int last_val = -1;
 
-	for (const struct option *o = exec_options; o->name; o++) {
+	for (const struct option *o = exec_options; n && o->name; o++) {
 		if (strncmp(o->name, arg + 2, n) || o->val == last_val)
 			continue;
 		last_val = o->val;
 		found++;
-		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0, "%s--%s",
-					found > 1 ? ", " : "", o->name);
+		/* A short prefix matches many: the list stops, marked, where
+		 * the buffer ends (never past it). */
+		if (len + strlen(o->name) + 8 >= sizeof(names)) {
+			if (len + 5 < sizeof(names) && !strstr(names, ", ..."))
+				len += (size_t)snprintf(names + len, sizeof(names) - len, ", ...");
+			continue;
+		}
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s--%s", found > 1 ? ", " : "", o->name);
 	}
 	if (found > 1)
 		return isd_error(0, "exec: option '%.*s' is ambiguous (%s)", (int)(n + 2), arg, names);

@@ -600,6 +600,14 @@ test_ambiguous_option_named() {
 	run_isd exec --no-such-option -- true
 	expect_rc 125
 	expect_contains "$err" "unknown option '--no-such-option'"
+	# a prefix of nearly every option, and an empty one (found by the
+	# fuzzer: the list of candidates overran its buffer)
+	run_isd exec --c -- true
+	expect_rc 125
+	expect_contains "$err" "option '--c' is ambiguous (--cap-drop,"
+	run_isd exec --= -- true
+	expect_rc 125
+	expect_contains "$err" "unknown option '--='"
 }
 
 # Inside an outer container whose seccomp profile forbids sethostname (as
