@@ -276,8 +276,11 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, m->source, attrs, &idmapped, m->source);
 		}
 	}
-	if (r >= 0 && spec->rootfs) /* read-only: no idmap needed, only a way in past /root */
-		r = extras->image_fd = clone_source(-1, AT_FDCWD, spec->rootfs, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+	/* Read-only, and idmapped like the binds so that the image's root-owned
+	 * files (mode 0600 ones too) are the payload's to read, as they are a
+	 * root payload's in any container. */
+	if (r >= 0 && spec->rootfs)
+		r = extras->image_fd = clone_source(userns, AT_FDCWD, spec->rootfs, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 						    MOUNT_ATTR_NODEV, &idmapped, spec->rootfs);
 	return r < 0 ? r : 0;
 }
