@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "isd/activity.h"
 #include "isd/seccomp.h"
-#include "isd/testhooks.h"
+#include "testhooks.h"
 #include "isd/util.h"
 
 #include <errno.h>

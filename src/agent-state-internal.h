@@ -4,7 +4,7 @@
 #ifndef ISD_AGENT_STATE_INTERNAL_H
 #define ISD_AGENT_STATE_INTERNAL_H
 
-#include "isd/agent-guard.h"
+#include "agent-guard.h"
 #include "isd/agent-state.h"
 #include "isd/session-changes.h"
 

@@ -8,8 +8,8 @@
  */
 #define _GNU_SOURCE
 #include "agent-state-internal.h"
-#include "isd/mount-fs.h"
-#include "isd/mount.h"
+#include "mount-fs.h"
+#include "mount.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
-#include "isd/caps.h"
+#include "caps.h"
 #include "isd/util.h"
 
 #include <cap-ng.h>

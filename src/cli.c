@@ -8,13 +8,13 @@
 #include "isd/agent-state.h"
 #include "isd/image.h"
 #include "isd/cgroup.h"
-#include "isd/command.h"
-#include "isd/guard.h"
-#include "isd/options.h"
+#include "command.h"
+#include "guard.h"
+#include "options.h"
 #include "isd/profile.h"
-#include "isd/rootful.h"
+#include "rootful.h"
 #include "isd/util.h"
-#include "isd/workspace.h"
+#include "workspace.h"
 
 #include <fcntl.h>
 #include <getopt.h>

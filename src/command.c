@@ -7,7 +7,7 @@
  * (and, for scripts, the interpreter's) is bound read-only at the same path.
  */
 #define _GNU_SOURCE
-#include "isd/command.h"
+#include "command.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 

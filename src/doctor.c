@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "isd/doctor.h"
 #include "isd/cgroup.h"
-#include "isd/landlock.h"
+#include "landlock.h"
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
 #include "isd/session.h"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * git's config syntax, read the way git's config.c reads it (see
- * include/isd/git-config.h): an agent gains nothing from a spelling that
+ * src/git-config.h): an agent gains nothing from a spelling that
  * isd reads one way and git another, since isd refuses what it cannot read.
  */
 #define _GNU_SOURCE
-#include "isd/git-config.h"
+#include "git-config.h"
 #include "isd/util.h"
 
 #include <ctype.h>

@@ -13,7 +13,7 @@
  * (link across mounts is EXDEV).
  */
 #define _GNU_SOURCE
-#include "isd/guard.h"
+#include "guard.h"
 #include "isd/util.h"
 
 #include <errno.h>

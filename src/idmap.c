@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/image.h"
-#include "isd/userns.h"
+#include "userns.h"
 #include "isd/util.h"
 #include "isd/fsutil.h"
 

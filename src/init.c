@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
-#include "isd/init.h"
+#include "init.h"
 #include "isd/util.h"
 
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
-#include "isd/diff-git.h"
+#include "diff-git.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 #include "isd/visible.h"

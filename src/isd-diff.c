@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/agent-state.h"
-#include "isd/diff-git.h"
+#include "diff-git.h"
 #include "isd/session-changes.h"
 #include "isd/session-git.h"
 #include "isd/session.h"

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Landlock (see include/isd/landlock.h): the rule list from the spec, its
+ * Landlock (see src/landlock.h): the rule list from the spec, its
  * JSON for --print-spec, and the payload's ruleset.  Raw syscalls and the
  * kernel's UAPI header; rights newer than the installed header are defined
  * here, and each is handled only where the running ABI has it (the kernel
  * documentation's best-effort pattern).
  */
 #define _GNU_SOURCE
-#include "isd/landlock.h"
+#include "landlock.h"
 #include "isd/spec.h"
-#include "isd/testhooks.h"
+#include "testhooks.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -129,7 +129,7 @@ void isd_landlock_plan(const struct isd_spec *spec, struct isd_landlock_plan *ou
 		const struct isd_mount *m = &spec->mounts[i];
 		const char *why = m->type == ISD_MOUNT_TMPFS ? "tmpfs" : "read-write bind";
 
-		/* A rebind (isd/guard.h) pins or covers what a mount above
+		/* A rebind (guard.h) pins or covers what a mount above
 		 * shows: writable only beneath that mount's own rule. */
 		if (m->readonly || m->rebind)
 			continue;

@@ -8,9 +8,9 @@
  * be created without writing a byte into the image on the host.
  */
 #define _GNU_SOURCE
-#include "isd/mount-fs.h"
+#include "mount-fs.h"
 #include "isd/syscalls.h"
-#include "isd/userns.h"
+#include "userns.h"
 #include "isd/util.h"
 
 #include <dirent.h>

@@ -18,8 +18,8 @@
  * namespace it makes, cannot uncover it.
  */
 #define _GNU_SOURCE
-#include "isd/mount-proc.h"
-#include "isd/mount-fs.h"
+#include "mount-proc.h"
+#include "mount-fs.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 

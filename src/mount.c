@@ -7,15 +7,15 @@
  * destinations inside the root) are in mount-fs.c.
  */
 #define _GNU_SOURCE
-#include "isd/mount.h"
+#include "mount.h"
 #include "isd/agent-state.h"
-#include "isd/mount-fs.h"
-#include "isd/mount-proc.h"
+#include "mount-fs.h"
+#include "mount-proc.h"
 #include "isd/syscalls.h"
-#include "isd/testhooks.h"
-#include "isd/userns.h"
+#include "testhooks.h"
+#include "userns.h"
 #include "isd/util.h"
-#include "isd/workspace.h"
+#include "workspace.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -310,7 +310,7 @@ static int compare_depth(const void *a, const void *b)
 	return *ma < *mb ? -1 : *ma > *mb;
 }
 
-/* The sandbox's own view of a path bound onto itself (isd/guard.h). */
+/* The sandbox's own view of a path bound onto itself (guard.h). */
 static int rebind(struct isd_mount_builder *b, const struct isd_mount *m)
 {
 	_cleanup_close_ int target = isd_mount_resolve_create(b, m->destination, ISD_NODE_DIR, false);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
-#include "isd/net.h"
+#include "net.h"
 #include "isd/util.h"
 
 #include <arpa/inet.h>

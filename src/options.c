@@ -5,7 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/cli.h"
-#include "isd/options.h"
+#include "options.h"
 #include "isd/util.h"
 
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * in the kernel until isd's relay thread accepts them.
  */
 #define _GNU_SOURCE
-#include "isd/net.h"
+#include "net.h"
 #include "isd/proxy.h"
 #include "isd/spec.h"
 #include "isd/util.h"

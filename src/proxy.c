@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "proxy-internal.h"
-#include "isd/pty.h"
+#include "pty.h"
 #include "isd/spec.h"
 #include "isd/util.h"
 #include "isd/visible.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
-#include "isd/pty.h"
+#include "pty.h"
 #include "isd/util.h"
 
 #include <fcntl.h>

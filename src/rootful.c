@@ -17,10 +17,10 @@
  * beneath /root.
  */
 #define _GNU_SOURCE
-#include "isd/rootful.h"
-#include "isd/mount.h"
+#include "rootful.h"
+#include "mount.h"
 #include "isd/syscalls.h"
-#include "isd/userns.h"
+#include "userns.h"
 #include "isd/util.h"
 
 #include <fcntl.h>

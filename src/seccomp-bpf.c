@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "isd/seccomp.h"
-#include "isd/seccomp-internal.h"
+#include "seccomp-internal.h"
 #include "isd/util.h"
 
 #include <dirent.h>
@@ -320,7 +320,7 @@ static char *cache_key(const char *profile, size_t len, const struct isd_seccomp
 
 /* $XDG_RUNTIME_DIR/isd/seccomp: a tmpfs of the caller's own (0700, per
  * the XDG spec) that no sandbox sees, since each gets a fresh /run, and
- * that isd covers read-only where a bind would show it (isd/guard.h).  A
+ * that isd covers read-only where a bind would show it (guard.h).  A
  * cache under $HOME was reached by every `-v $HOME:$HOME`; a checksum
  * cannot tell a forged filter from ours, and a key to authenticate one
  * would sit beside it.  Without a usable runtime directory isd compiles

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "isd/seccomp.h"
-#include "isd/seccomp-internal.h"
+#include "seccomp-internal.h"
 #include "isd/util.h"
 
 #include <dirent.h>

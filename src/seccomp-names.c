@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include "isd/seccomp.h"
-#include "isd/seccomp-internal.h"
+#include "seccomp-internal.h"
 #include "isd/util.h"
 
 #include <fcntl.h>

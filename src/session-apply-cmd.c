@@ -6,7 +6,7 @@
  * all-or-nothing apply of src/session-apply.c.
  */
 #define _GNU_SOURCE
-#include "isd/session-apply.h"
+#include "session-apply.h"
 #include "isd/session-changes.h"
 #include "isd/session-git.h"
 #include "isd/session.h"

@@ -7,7 +7,7 @@
  * temporary file in its directory, renamed over the old one).
  */
 #define _GNU_SOURCE
-#include "isd/session-apply.h"
+#include "session-apply.h"
 #include "isd/session-changes.h"
 #include "isd/session-git.h"
 #include "isd/session.h"

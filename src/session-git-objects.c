@@ -9,7 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/session-git.h"
-#include "isd/git-config.h"
+#include "git-config.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 

@@ -10,8 +10,8 @@
  */
 #define _GNU_SOURCE
 #include "isd/session-git.h"
-#include "isd/git-config.h"
-#include "isd/session-apply.h"
+#include "git-config.h"
+#include "session-apply.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "isd/spec.h"
-#include "isd/landlock.h"
-#include "isd/mount-proc.h"
+#include "landlock.h"
+#include "mount-proc.h"
 #include "isd/util.h"
-#include "isd/workspace.h"
+#include "workspace.h"
 
 #include <fcntl.h>
 #include <json-c/json.h>

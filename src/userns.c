@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
-#include "isd/userns.h"
+#include "userns.h"
 #include "isd/spec.h"
 #include "isd/util.h"
 

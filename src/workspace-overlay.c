@@ -10,8 +10,8 @@
  * /proc/self/mountinfo name no host path (no upperdir=/home/you/...).
  */
 #define _GNU_SOURCE
-#include "isd/workspace.h"
-#include "isd/mount-fs.h"
+#include "workspace.h"
+#include "mount-fs.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 

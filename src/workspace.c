@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
-#include "isd/workspace.h"
-#include "isd/git-config.h"
-#include "isd/mount-fs.h"
+#include "workspace.h"
+#include "git-config.h"
+#include "mount-fs.h"
 #include "isd/session.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"

@@ -39,7 +39,7 @@ struct isd_mount {
 	bool optional; /* bind: left out when the source does not exist */
 	/* bind: what the sandbox shows at destination (source is its host
 	 * path) bound onto itself: a mount point that cannot be renamed, or a
-	 * read-only cover (isd/guard.h) */
+	 * read-only cover (guard.h) */
 	bool rebind;
 	/* --agent-state: an overlay (directory) or a bind of a copy (file)
 	 * whose changes are merged at exit (src/agent-state.c); noexec */
@@ -137,7 +137,7 @@ struct isd_spec {
 	bool pid_host; /* --pid=host: no pid namespace, outer /proc bound read-only */
 
 	char *seccomp; /* profile name or path; "unconfined" disables it */
-	bool landlock_off; /* --security-opt landlock=off (isd/landlock.h) */
+	bool landlock_off; /* --security-opt landlock=off (landlock.h) */
 	char *activity_log; /* --activity-log FILE (isd/activity.h); a cow session has one anyway */
 
 	struct isd_limits limits;

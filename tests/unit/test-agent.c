@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The agent table (agents.conf) and the guard's JSON key handling. */
 #define _GNU_SOURCE
-#include "isd/agent-guard.h"
+#include "agent-guard.h"
 #include "isd/agent.h"
 #include "isd/session-changes.h"
 #include "isd/util.h"

@@ -3,7 +3,7 @@
  * the review calls executable: a spelling git accepts must never hide a
  * command from isd diff and isd apply. */
 #include "check.h"
-#include "isd/git-config.h"
+#include "git-config.h"
 #include "isd/util.h"
 
 #include <errno.h>

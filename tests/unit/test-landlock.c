@@ -2,7 +2,7 @@
 /* The Landlock rule list as a pure function of the spec (src/landlock.c):
  * which mounts get write rules, which never do, and when there is none. */
 #include "check.h"
-#include "isd/landlock.h"
+#include "landlock.h"
 #include "isd/spec.h"
 
 #include <string.h>

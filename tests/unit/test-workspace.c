@@ -2,7 +2,7 @@
 /* The workspace's pure logic: DIR[:MODE] and the gitignore-like masks. */
 #define _GNU_SOURCE
 #include "check.h"
-#include "isd/workspace.h"
+#include "workspace.h"
 
 #include <string.h>
 
