@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/build.h"
+#include "isd/process.h"
 #include "isd/util.h"
 #include "internal.h"
 
@@ -217,7 +218,7 @@ static int gpgv_verify(struct fed *f, const char *keyring, const char *file, cha
 {
 	_cleanup_close_ int out = memfd("gpgv-out"), err = memfd("gpgv-err");
 	_cleanup_free_ char *errtext = NULL;
-	int status = 0;
+	int status = 0, r;
 	size_t len;
 	pid_t pid;
 
@@ -236,9 +237,9 @@ static int gpgv_verify(struct fed *f, const char *keyring, const char *file, cha
 		       (char *)NULL);
 		_exit(127);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return isd_error(-errno, "waiting for gpgv");
+	r = isd_wait_pid(pid, &status);
+	if (r < 0)
+		return isd_error(r, "waiting for gpgv");
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		isd_error(0, "gpgv, which checks the CHECKSUM's signature, is not installed");
 		isd_error_hint("fix: apt-get install gpgv (Debian), dnf install gnupg2 (Fedora)");

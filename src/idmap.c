@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "isd/image.h"
 #include "userns.h"
+#include "isd/process.h"
 #include "isd/util.h"
 #include "isd/fsutil.h"
 
@@ -268,8 +269,7 @@ int isd_idmap_run(const struct isd_idmap *map, int (*fn)(void *arg), void *arg)
 		else if (msg.code < 0)
 			r = isd_error_raw(msg.code, msg.text);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	isd_wait_pid(pid, &status);
 out:
 	for (int i = 0; i < 2; i++) {
 		if (ready[i] >= 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "init.h"
+#include "isd/process.h"
 #include "isd/util.h"
 
 #include <dirent.h>
@@ -10,8 +11,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-const int isd_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
-const size_t isd_n_forwarded_signals = sizeof(isd_forwarded_signals) / sizeof(isd_forwarded_signals[0]);
+const int isd_forwarded_signals[ISD_N_FORWARDED_SIGNALS] = {SIGINT,  SIGTERM, SIGHUP,   SIGQUIT,
+							    SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
 int isd_exit_status_from_wait(int status)
 {
@@ -27,7 +28,7 @@ int isd_init_block_signals(sigset_t *old_mask)
 	sigset_t set;
 
 	sigemptyset(&set);
-	for (size_t i = 0; i < isd_n_forwarded_signals; i++)
+	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
 		sigaddset(&set, isd_forwarded_signals[i]);
 	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, old_mask) < 0)
@@ -45,7 +46,7 @@ int isd_init_run_until(pid_t payload, int stop_sig)
 	sigset_t set;
 
 	sigemptyset(&set);
-	for (size_t i = 0; i < isd_n_forwarded_signals; i++)
+	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
 		sigaddset(&set, isd_forwarded_signals[i]);
 	sigaddset(&set, SIGCHLD);
 	if (stop_sig)
@@ -121,8 +122,7 @@ static size_t kill_children(pid_t self, pid_t exclude)
 	}
 	closedir(d);
 	for (size_t i = 0; i < n; i++)
-		while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
-			;
+		isd_wait_pid(pids[i], NULL);
 	free(pids);
 	return n;
 }

@@ -7,8 +7,8 @@
 #include <sys/types.h>
 
 /* The signals isd forwards from the caller to the payload. */
-extern const int isd_forwarded_signals[];
-extern const size_t isd_n_forwarded_signals;
+#define ISD_N_FORWARDED_SIGNALS 8
+extern const int isd_forwarded_signals[ISD_N_FORWARDED_SIGNALS];
 
 /* Block the forwarded signals and SIGCHLD (before forking the payload, so
  * that none is lost); the payload restores old_mask. */

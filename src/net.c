@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "net.h"
+#include "isd/process.h"
 #include "isd/util.h"
 
 #include <arpa/inet.h>
@@ -315,8 +316,7 @@ void isd_net_private_stop(struct isd_net_helper *h)
 	}
 	if (h->pid > 0) {
 		kill(h->pid, SIGTERM);
-		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		isd_wait_pid(h->pid, NULL);
 		h->pid = -1;
 	}
 }

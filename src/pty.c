@@ -100,8 +100,7 @@ void isd_pty_sync_winsize(int master)
 		ioctl(master, TIOCSWINSZ, &ws);
 }
 
-
-int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exited)(void))
+int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exited)(void *ctx), void *ctx)
 {
 	char out[16384], in[4096];
 	size_t in_len = 0, in_off = 0;
@@ -118,14 +117,14 @@ int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exit
 			{.fd = wake_fd, .events = POLLIN},
 			{.fd = stdin_open && in_len == in_off && !send_eof ? STDIN_FILENO : -1, .events = POLLIN},
 		};
-		int n = poll(p, 3, child_exited() ? 50 : -1);
+		int n = poll(p, 3, child_exited(ctx) ? 50 : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return isd_error(-errno, "waiting on the sandbox's terminal");
 		}
-		if (n == 0 && child_exited())
+		if (n == 0 && child_exited(ctx))
 			return 0; /* nothing more will come */
 		if (p[1].revents & POLLIN) {
 			char drain[64];

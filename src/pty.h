@@ -33,7 +33,7 @@ void isd_pty_sync_winsize(int master);
  * 0 when the pty gives EOF/EIO after the child is gone, 1 when the caller's
  * output went away (the caller then closes master: a hang-up inside).  wake_fd becomes
  * readable on SIGWINCH/SIGCHLD (a self-pipe).  Stdin is forwarded when
- * forward_stdin. */
-int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exited)(void));
+ * forward_stdin.  child_exited(ctx) reaps the child without blocking. */
+int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exited)(void *ctx), void *ctx);
 
 #endif

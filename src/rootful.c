@@ -21,6 +21,7 @@
 #include "mount.h"
 #include "isd/syscalls.h"
 #include "userns.h"
+#include "isd/process.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -170,8 +171,7 @@ static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid,
 			r = isd_error(-errno, "opening %s", path);
 	}
 	close(ready[1]);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	isd_wait_pid(pid, NULL);
 	return r < 0 ? r : fd;
 }
 

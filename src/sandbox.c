@@ -30,6 +30,7 @@
 #include "landlock.h"
 #include "mount.h"
 #include "net.h"
+#include "isd/process.h"
 #include "isd/proxy.h"
 #include "pty.h"
 #include "rootful.h"
@@ -417,6 +418,18 @@ static void forward_signal(int sig)
 		kill(forward_to, sig);
 }
 
+/* The caller's dispositions back once the sandbox is gone: after one run
+ * (isd build's RUN step), a Ctrl-C is the caller's again. */
+static void stop_forwarding(const struct sigaction *old, bool *forwarding)
+{
+	if (!*forwarding)
+		return;
+	forward_to = -1;
+	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
+		sigaction(isd_forwarded_signals[i], &old[i], NULL);
+	*forwarding = false;
+}
+
 static char *hosts_content(const struct isd_spec *spec)
 {
 	_cleanup_free_ char *host = NULL;
@@ -497,51 +510,69 @@ static int read_setup_messages(int fd, struct setup_message *msg, int *pty_maste
 	return got ? 1 : 0;
 }
 
-static int wake_pipe[2] = {-1, -1};
-static pid_t waited_child = -1;
-static int waited_status;
-static bool child_done;
+/* The write end of the running terminal relay's self-pipe, the one thing
+ * its signal handler needs; -1 outside a relay.  Everything else of a run
+ * is the run's own, so that isd build can run one sandbox per RUN step in
+ * one process. */
+static volatile sig_atomic_t wake_fd = -1;
+
+struct child_wait {
+	pid_t pid;
+	int status;
+	bool done;
+};
 
 static void wake_relay(int sig)
 {
 	int saved = errno;
 	char c = (char)sig;
 
-	(void)!write(wake_pipe[1], &c, 1);
+	if (wake_fd >= 0)
+		(void)!write(wake_fd, &c, 1);
 	errno = saved;
 }
 
-static bool reap_child_nonblocking(void)
+static bool reap_child_nonblocking(void *ctx)
 {
-	if (!child_done && waitpid(waited_child, &waited_status, WNOHANG) == waited_child)
-		child_done = true;
-	return child_done;
+	struct child_wait *w = ctx;
+
+	if (!w->done && waitpid(w->pid, &w->status, WNOHANG) == w->pid)
+		w->done = true;
+	return w->done;
 }
 
 /* The terminal session: raw mode on the caller's side for exactly as long
- * as the relay runs, window size now and on every SIGWINCH. */
-static int run_terminal(const struct isd_spec *spec, int *master, pid_t pid)
+ * as the relay runs, window size now and on every SIGWINCH.  The caller's
+ * SIGWINCH and SIGCHLD dispositions are back when it returns. */
+static int run_terminal(const struct isd_spec *spec, int *master, struct child_wait *w)
 {
 	struct sigaction wake = {.sa_handler = wake_relay, .sa_flags = SA_RESTART};
-	int r;
+	struct sigaction old_winch, old_chld;
+	int pipefd[2], r;
 
-	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
 		return isd_error(-errno, "creating the terminal relay's pipe");
-	waited_child = pid;
-	sigaction(SIGWINCH, &wake, NULL);
-	sigaction(SIGCHLD, &wake, NULL);
+	wake_fd = pipefd[1];
+	sigaction(SIGWINCH, &wake, &old_winch);
+	sigaction(SIGCHLD, &wake, &old_chld);
 	/* A closed stdout is the relay's to handle (a hang-up inside), not a
-	 * reason for isd to die and leave the sandbox's end to the kernel. */
+	 * reason for isd to die and leave the sandbox's end to the kernel;
+	 * nor, after the relay, while isd cleans up. */
 	signal(SIGPIPE, SIG_IGN);
 	isd_pty_sync_winsize(*master);
 	isd_pty_raw_terminal();
-	r = isd_pty_relay(*master, wake_pipe[0], spec->interactive, reap_child_nonblocking);
+	r = isd_pty_relay(*master, pipefd[0], spec->interactive, reap_child_nonblocking, w);
 	if (r == 1) {
 		close(*master);
 		*master = -1;
 		r = 0;
 	}
 	isd_pty_restore_terminal();
+	sigaction(SIGWINCH, &old_winch, NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
+	wake_fd = -1;
+	close(pipefd[0]);
+	close(pipefd[1]);
 	return r;
 }
 
@@ -603,10 +634,12 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	int pty_master = -1;
 	_cleanup_free_ char *hosts = NULL, *resolv = NULL;
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+	struct sigaction old_forward[ISD_N_FORWARDED_SIGNALS];
 	int sv[2] = {-1, -1};
-	int status = 0, exit_code, r;
-	bool needs_attach;
-	pid_t pid;
+	int status = 0, exit_code, r, was_subreaper = 0;
+	bool needs_attach, forwarding = false;
+	pid_t pid = -1;
+	struct child_wait waited = {.pid = -1};
 	bool parent_failed = true, relay_failed = false;
 	struct isd_proxy *proxy = NULL;
 	struct isd_net_helper net_helper = {.pid = -1, .exit_fd = -1};
@@ -675,8 +708,10 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	fflush(NULL);
 	args.wait_for_cgroup = false;
 	/* --pid host: should init die first, the orphans come to isd. */
-	if (spec->pid_host)
+	if (spec->pid_host) {
+		prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper);
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
+	}
 	pid = spawn_child(spec, &cg, &needs_attach);
 	if (pid < 0) {
 		r = isd_error(-errno, "creating the sandbox's namespaces (clone3)");
@@ -699,40 +734,33 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	}
 	close(sv[1]);
 	sv[1] = -1;
+	waited.pid = pid;
 	forward_to = pid;
-	for (size_t i = 0; i < isd_n_forwarded_signals; i++)
-		sigaction(isd_forwarded_signals[i], &sa, NULL);
+	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
+		sigaction(isd_forwarded_signals[i], &sa, &old_forward[i]);
+	forwarding = true;
 
 	if (spec->n_uid_ranges || spec->idmapped) {
 		struct isd_id_range u = {spec->uid, spec->host_uid, 1}, g = {spec->gid, spec->host_gid, 1};
 		r = spec->idmapped ? isd_userns_write_child_maps(pid, &u, 1, &g, 1)
 				   : isd_userns_write_child_maps(pid, spec->uid_ranges, spec->n_uid_ranges,
 								 spec->gid_ranges, spec->n_gid_ranges);
-		if (r < 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
+		if (r < 0)
 			goto out;
-		}
 		(void)!send(sv[0], "m", 1, MSG_NOSIGNAL);
 	}
 
 	if (needs_attach) {
 		r = isd_cgroup_attach(&cg, pid);
-		if (r < 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
+		if (r < 0)
 			goto out;
-		}
 		if (spec->network != ISD_NET_PRIVATE)
 			(void)!send(sv[0], "g", 1, MSG_NOSIGNAL);
 	}
 	if (spec->network == ISD_NET_PRIVATE) {
 		r = isd_net_private_start(&net_helper, pid);
-		if (r < 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
+		if (r < 0)
 			goto out;
-		}
 		(void)!send(sv[0], "g", 1, MSG_NOSIGNAL);
 	}
 
@@ -745,17 +773,17 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r < 0)
 		isd_error(r, "receiving the sandbox's setup messages");
 	if (r < 0 || (r == 0 && (isd_proxy_start(proxy) < 0 ||
-		       (pty_master >= 0 && run_terminal(spec, &pty_master, pid) < 0)))) {
+		       (pty_master >= 0 && run_terminal(spec, &pty_master, &waited) < 0)))) {
 		isd_error_print("starting the sandbox's relay failed");
 		kill(pid, SIGKILL);
 		relay_failed = true;
 	}
-	if (child_done)
-		status = waited_status;
+	if (waited.done)
+		status = waited.status;
 	else
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-	forward_to = -1;
+		isd_wait_pid(pid, &status);
+	pid = -1;
+	stop_forwarding(old_forward, &forwarding);
 	/* --pid host: what outlived init (it was killed first) came to us. */
 	if (spec->pid_host)
 		isd_init_kill_descendants(net_helper.pid);
@@ -770,6 +798,11 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r == 0 && WIFEXITED(status))
 		isd_agent_state_hint_at_exit(spec, getenv("HOME"), exit_code);
 out:
+	/* A start that failed: the sandbox does not outlive it. */
+	isd_kill_and_reap(&pid);
+	stop_forwarding(old_forward, &forwarding);
+	if (spec->pid_host)
+		prctl(PR_SET_CHILD_SUBREAPER, was_subreaper);
 	/* Before the session ends: nothing of the sandbox may write to it
 	 * once it counts as stopped. */
 	isd_cgroup_destroy(&cg);

@@ -10,6 +10,7 @@
 #include "isd/session-changes.h"
 #include "isd/session-git.h"
 #include "isd/session.h"
+#include "isd/process.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -50,8 +51,7 @@ static int ignored_paths(const struct isd_session *s, char ***out)
 	close(fds[1]);
 	r = isd_read_fd(fds[0], &text, &len);
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	isd_wait_pid(pid, &status);
 	if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		r = isd_error(r < 0 ? r : -EIO, "finding what the project's .gitignore ignores with %s", prog);
 		isd_error_hint("isd apply --include-ignored applies without asking");

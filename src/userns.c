@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "userns.h"
 #include "isd/spec.h"
+#include "isd/process.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -133,7 +134,7 @@ static int run_map_helper(const char *helper, pid_t pid, const struct isd_id_ran
 	char *argv[3 + 3 * 8 + 1];
 	char nums[3 * 8 + 1][16];
 	size_t a = 0;
-	int status;
+	int status, err;
 	pid_t child;
 
 	if (n > 8)
@@ -162,9 +163,9 @@ static int run_map_helper(const char *helper, pid_t pid, const struct isd_id_ran
 		}
 		_exit(127);
 	}
-	while (waitpid(child, &status, 0) < 0)
-		if (errno != EINTR)
-			return isd_error(-errno, "waiting for %s", helper);
+	err = isd_wait_pid(child, &status);
+	if (err < 0)
+		return isd_error(err, "waiting for %s", helper);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		isd_error(-ENOENT, "running %s", helper);
 		isd_error_hint("install the uidmap package (newuidmap, newgidmap)");
