@@ -1,10 +1,60 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* pid 1 of the sandbox: reaps orphans, forwards signals, reports the exit. */
+/* pid 1 of the sandbox: sets the sandbox up, starts the payload, reaps
+ * orphans, forwards signals, reports the exit. */
 #ifndef ISD_INIT_H
 #define ISD_INIT_H
 
+#include "isd/activity.h"
+#include "isd/seccomp.h"
+#include "isd/spec.h"
+#include "isd/util.h"
+#include "landlock.h"
+#include "mount.h"
+
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+/* The setup socket between isd on the host and init: init reports a
+ * failure (one setup_message) or hands descriptors over, EOF means the
+ * payload's execve went through. */
+#define SETUP_FD 3
+/* The cow session's lock, held by init until the sandbox's last process is
+ * gone, so that the session counts as running as long as one lives. */
+#define SESSION_LOCK_FD 4
+/* What init gets when isd dies, with --pid host (see isd_init_main). */
+#define ISD_INIT_DEATH_SIGNAL SIGPWR
+
+enum setup_message_type {
+	SETUP_ERROR,
+	SETUP_PTY, /* carries the pty master as SCM_RIGHTS */
+	SETUP_NET, /* a listening socket for isd's relay; exit_code = ISD_NET_FD_TAG */
+	SETUP_ACTIVITY, /* the exec listener as SCM_RIGHTS, or none: exit_code = -errno */
+};
+
+struct setup_message {
+	int32_t type;
+	int32_t exit_code;
+	char text[ISD_ERROR_MAX];
+};
+
+/* What isd_sandbox_run hands to init, across clone3. */
+struct isd_init_args {
+	const struct isd_spec *spec;
+	const struct isd_seccomp_program *seccomp;
+	const struct isd_activity *activity;
+	struct isd_landlock_plan landlock;
+	struct isd_mount_extras extras;
+	bool wait_for_cgroup; /* the parent moves us into the cgroup first */
+};
+
+/* pid 1 of the sandbox, in the child of clone3 (src/sandbox.c): the ids,
+ * cgroup namespace, host name, loopback, file system and pivot_root, the
+ * pty, then the payload with its capabilities, Landlock and seccomp; it
+ * waits as init until the payload exits.  Every failure goes to isd over
+ * SETUP_FD. */
+_Noreturn void isd_init_main(const struct isd_init_args *a);
 
 /* The signals isd forwards from the caller to the payload. */
 #define ISD_N_FORWARDED_SIGNALS 8

@@ -2,7 +2,8 @@
 /*
  * The orchestration, in a fixed order.
  *
- * parent (isd on the host)          child "init" (pid 1 inside)        payload
+ * parent (isd on the host)          child "init" (pid 1 inside,        payload
+ *                                   src/init.c)
  * --------------------------------  ---------------------------------  ------------------
  * validate spec, compile seccomp,
  * create the cgroup
@@ -24,11 +25,9 @@
 #include "isd/activity.h"
 #include "isd/agent-state.h"
 #include "isd/sandbox.h"
-#include "caps.h"
 #include "isd/cgroup.h"
 #include "init.h"
 #include "landlock.h"
-#include "mount.h"
 #include "net.h"
 #include "isd/process.h"
 #include "isd/proxy.h"
@@ -42,375 +41,14 @@
 #include "workspace.h"
 
 #include <fcntl.h>
-#include <linux/securebits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
-#define SETUP_FD 3
-/* The cow session's lock, held by init until the sandbox's last process is
- * gone, so that the session counts as running as long as one lives. */
-#define SESSION_LOCK_FD 4
-/* What init gets when isd dies, with --pid host (see child_main). */
-#define ISD_INIT_DEATH_SIGNAL SIGPWR
-
-enum setup_message_type {
-	SETUP_ERROR,
-	SETUP_PTY, /* carries the pty master as SCM_RIGHTS */
-	SETUP_NET, /* a listening socket for isd's relay; exit_code = ISD_NET_FD_TAG */
-	SETUP_ACTIVITY, /* the exec listener as SCM_RIGHTS, or none: exit_code = -errno */
-};
-
-struct setup_message {
-	int32_t type;
-	int32_t exit_code;
-	char text[ISD_ERROR_MAX];
-};
-
-struct child_args {
-	const struct isd_spec *spec;
-	const struct isd_seccomp_program *seccomp;
-	const struct isd_activity *activity;
-	struct isd_landlock_plan landlock;
-	struct isd_mount_extras extras;
-	bool wait_for_cgroup; /* the parent moves us into the cgroup first */
-};
-
 static volatile pid_t forward_to = -1;
-
-static _Noreturn void report_and_exit(int code)
-{
-	struct setup_message msg = {.type = SETUP_ERROR, .exit_code = code};
-
-	snprintf(msg.text, sizeof(msg.text), "%s", isd_error_message()[0] ? isd_error_message() : "sandbox setup failed");
-	(void)!send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL);
-	_exit(code);
-}
-
-static bool is_executable_file(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* execvpe() searches the *caller's* PATH; the payload's PATH is the one that
- * counts, so the search is done here.  Returns the errno that decides 126 vs
- * 127, with the message recorded. */
-static int exec_command(char *const argv[], char *const envp[], const char *path_env, bool not_on_caller_path)
-{
-	const char *cmd = argv[0];
-	bool saw_eacces = false;
-	char buf[4096];
-
-	if (strchr(cmd, '/')) {
-		execve(cmd, argv, envp);
-		return isd_error(-errno, "exec %s", cmd);
-	}
-	for (const char *p = path_env ? path_env : "/usr/bin:/bin"; ; ) {
-		const char *end = strchrnul(p, ':');
-		size_t len = (size_t)(end - p);
-
-		if (len == 0)
-			snprintf(buf, sizeof(buf), "%s", cmd);
-		else
-			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, cmd);
-		/* Names that are not there are not tried, so that the activity
-		 * log records the one exec that runs. */
-		if (access(buf, F_OK) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
-			execve(buf, argv, envp);
-			if (errno == EACCES && is_executable_file(buf))
-				saw_eacces = true;
-			else if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
-				return isd_error(-errno, "exec %s", buf);
-		}
-		if (!*end)
-			break;
-		p = end + 1;
-	}
-	if (saw_eacces)
-		return isd_error(-EACCES, "exec %s: found on PATH but not executable", cmd);
-	isd_error(0, "exec %s: command not found in the sandbox's PATH (%s)%s", cmd, path_env ? path_env : "",
-		  not_on_caller_path ? ", nor on yours" : "");
-	return -ENOENT;
-}
-
-static int send_fd(int32_t type, int32_t tag, int fd, const char *what);
-
-/* The exec listener goes to isd, none of it stays in the sandbox.  Without
- * one (an outer listener: EBUSY) the run goes on and isd says so. */
-static int hand_over_activity_listener(const struct isd_activity *activity)
-{
-	int fd = isd_activity_install(activity), r;
-
-	if (fd < 0) {
-		struct setup_message msg = {.type = SETUP_ACTIVITY, .exit_code = fd};
-
-		(void)!send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL);
-		return 0;
-	}
-	r = send_fd(SETUP_ACTIVITY, 0, fd, "the activity log's listener");
-	close(fd);
-	return r;
-}
-
-static _Noreturn void payload_main(const struct child_args *a, const sigset_t *old_mask, int pty_slave)
-{
-	const struct isd_spec *spec = a->spec;
-	int fd, r;
-
-	sigprocmask(SIG_SETMASK, old_mask, NULL);
-	/* A session of its own: the caller's terminal is not its controlling
-	 * terminal, so TIOCSTI cannot push input into it. */
-	if (setsid() < 0) {
-		isd_error(-errno, "starting a new session for the payload");
-		report_and_exit(ISD_EXIT_FAILURE);
-	}
-	if (pty_slave >= 0 && isd_pty_attach(pty_slave) < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-	/* Capabilities, securebits and no_new_privs come from init, which set
-	 * them before starting us.  A non-zero uid loses every capability here,
-	 * as in Docker. */
-	if (spec->n_uid_ranges && isd_userns_become(spec->uid, spec->gid) < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-
-	/* Magic links (/proc/self/fd/N, /proc/1/cwd) could lead back to a
-	 * directory outside the root; the working directory never takes one. */
-	fd = isd_openat2(AT_FDCWD, spec->workdir ? spec->workdir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC,
-			 RESOLVE_NO_MAGICLINKS);
-	if (fd < 0 || fchdir(fd) < 0) {
-		isd_error(-errno, "changing to the working directory %s", spec->workdir ? spec->workdir : "/");
-		report_and_exit(ISD_EXIT_FAILURE);
-	}
-	close(fd);
-
-	r = isd_landlock_apply(&a->landlock);
-	if (r == 0 && a->activity)
-		r = hand_over_activity_listener(a->activity);
-	if (r == 0)
-		r = isd_seccomp_install(a->seccomp);
-	if (r < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-
-	r = exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"), spec->command_not_on_caller_path);
-	report_and_exit(r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
-}
-
-struct payload_start {
-	const struct child_args *a;
-	const sigset_t *old_mask;
-	int pty_slave;
-};
-
-static int payload_trampoline(void *arg)
-{
-	const struct payload_start *ps = arg;
-
-	if (ps->a->spec->pid_host)
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-	payload_main(ps->a, ps->old_mask, ps->pty_slave);
-}
-
-/* Like fork, without copying init's page tables: the payload shares init's
- * memory until its execve (CLONE_VM) while init waits (CLONE_VFORK), on a
- * stack of its own.  payload_main only writes its own stack, per-task
- * state and, on failure, the error buffer right before _exit. */
-static pid_t spawn_payload(const struct child_args *a, const sigset_t *old_mask, int pty_slave)
-{
-	static char stack[256 * 1024] __attribute__((aligned(64)));
-	struct payload_start ps = {.a = a, .old_mask = old_mask, .pty_slave = pty_slave};
-
-	return clone(payload_trampoline, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &ps);
-}
-
-static int wait_for_parent_byte(void)
-{
-	char c;
-	ssize_t n;
-
-	do
-		n = recv(SETUP_FD, &c, 1, 0);
-	while (n < 0 && errno == EINTR);
-	return n == 1 ? 0 : -EPIPE;
-}
-
-/* A descriptor made inside the sandbox for isd on the host: the pty master
- * (relayed to the caller's terminal, nothing of which enters the sandbox)
- * or a listening socket of the sandbox's network namespace (relayed by
- * src/proxy-listen.c). */
-static int send_fd(int32_t type, int32_t tag, int fd, const char *what)
-{
-	struct setup_message msg = {.type = type, .exit_code = tag};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			    .msg_controllen = sizeof(control.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-
-	memset(&control, 0, sizeof(control));
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(SETUP_FD, &mh, MSG_NOSIGNAL) < 0)
-		return isd_error(-errno, "handing %s to isd", what);
-	return 0;
-}
-
-static int send_net_fd(int32_t tag, int fd)
-{
-	return send_fd(SETUP_NET, tag, fd, "a listening socket");
-}
-
-static _Noreturn void child_main(const struct child_args *a)
-{
-	int pty_master = -1, pty_slave = -1;
-	const struct isd_spec *spec = a->spec;
-	struct pollfd pfd = {.fd = SETUP_FD, .events = POLLIN};
-	sigset_t old_mask;
-	pid_t payload, parent = getppid();
-	int r;
-
-	/* The sandbox must not outlive isd: when isd dies, init (and with it
-	 * the whole pid namespace) gets SIGKILL.  isd may already be gone. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		_exit(ISD_EXIT_FAILURE);
-	/* pid 1 ignores signals it has no handler for, so a Ctrl-C that isd
-	 * forwards during setup would be lost: blocked now, it waits for init
-	 * to hand it to the payload. */
-	if (isd_init_block_signals(&old_mask) < 0)
-		_exit(ISD_EXIT_FAILURE);
-	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
-		_exit(ISD_EXIT_FAILURE);
-
-	if (spec->n_uid_ranges || spec->idmapped) {
-		/* isd build: the parent writes maps of several ranges
-		 * (newuidmap), then sends a byte.  Setup runs as root of the
-		 * namespace; the payload takes spec->uid before execve.  A
-		 * root caller's (src/rootful.c): the parent maps the payload's
-		 * ids to an unprivileged host id, which init takes at once
-		 * (keeping its capabilities in the namespace for the setup). */
-		if (wait_for_parent_byte() < 0)
-			_exit(ISD_EXIT_FAILURE);
-		if (spec->idmapped && prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0)
-			r = isd_error(-errno, "setting securebits");
-		else
-			r = spec->idmapped ? isd_userns_become(spec->uid, spec->gid) : isd_userns_become(0, 0);
-		/* Changing ids cleared the parent-death signal. */
-		if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-			r = isd_error(-errno, "setting the parent-death signal");
-		if (r == 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
-			_exit(ISD_EXIT_FAILURE);
-	} else {
-		r = isd_userns_write_own_maps(spec->uid, spec->host_uid, spec->gid, spec->host_gid);
-	}
-	if (r < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-	if (a->wait_for_cgroup && wait_for_parent_byte() < 0)
-		_exit(ISD_EXIT_FAILURE);
-	/* After joining the sandbox's cgroup, so that it is the root inside. */
-	if (unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL) {
-		isd_error(-errno, "creating the cgroup namespace");
-		report_and_exit(ISD_EXIT_FAILURE);
-	}
-	/* The name is cosmetic: where an outer container's seccomp profile
-	 * forbids sethostname (EPERM, or ENOSYS from a profile that does not
-	 * know it; podman allows it only with CAP_SYS_ADMIN),
-	 * the sandbox keeps its own UTS namespace with the inherited name, and
-	 * /etc/hostname says that name (mount.c). */
-	if (sethostname(spec->hostname, strlen(spec->hostname)) < 0 && errno != EPERM && errno != EACCES &&
-	    errno != ENOSYS) {
-		isd_error(-errno, "setting the host name %s", spec->hostname);
-		report_and_exit(ISD_EXIT_FAILURE);
-	}
-	if (spec->network != ISD_NET_HOST && isd_net_loopback_up() < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-	if (isd_mount_setup(spec, &a->extras) < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-	/* After the mounts: --forward-unix sockets live in the sandbox's /run. */
-	if (isd_net_sandbox_listeners(spec, send_net_fd) < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-
-	if (setsid() < 0 && errno != EPERM) {
-		isd_error(-errno, "starting a new session for the sandbox");
-		report_and_exit(ISD_EXIT_FAILURE);
-	}
-	if (spec->tty) {
-		int null_fd;
-
-		if (isd_pty_open(&pty_master, &pty_slave) < 0 || send_fd(SETUP_PTY, 0, pty_master, "the pty") < 0)
-			report_and_exit(ISD_EXIT_FAILURE);
-		close(pty_master);
-		/* init itself keeps no descriptor of the caller's terminal. */
-		null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-		for (int fd = 0; null_fd >= 0 && fd < 3; fd++)
-			dup2(null_fd, fd);
-		if (null_fd > 2)
-			close(null_fd);
-	}
-	if (spec->pid_host) {
-		/* No pid namespace kills what the payload leaves behind: init
-		 * adopts every orphan of the tree and kills it before leaving,
-		 * also when isd dies, which is now a signal init can act on. */
-		sigset_t death;
-		sigemptyset(&death);
-		sigaddset(&death, ISD_INIT_DEATH_SIGNAL);
-		if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || sigprocmask(SIG_BLOCK, &death, NULL) < 0 ||
-		    prctl(PR_SET_PDEATHSIG, ISD_INIT_DEATH_SIGNAL) < 0) {
-			isd_error(-errno, "making init the reaper of the sandbox's processes");
-			report_and_exit(ISD_EXIT_FAILURE);
-		}
-		if (getppid() != parent)
-			_exit(ISD_EXIT_FAILURE);
-	}
-	/* The payload inherits its capability state from init: every
-	 * capability dropped, securebits locked and no_new_privs set (isd
-	 * build's RUN keeps Docker's default set instead).  init itself keeps
-	 * nothing that could help the payload either: no capabilities, no
-	 * setup socket, and not dumpable, so /proc/1 (and the isd binary behind
-	 * /proc/1/exe) stays out of the payload's reach. */
-	if (spec->n_uid_ranges && !spec->build_caps) {
-		/* isd exec --image with the image's id map: init takes the
-		 * payload's ids while still root of the namespace (as with a
-		 * single id, both are then that user); NO_SETUID_FIXUP keeps the
-		 * capabilities the drop below needs. */
-		if (pty_slave >= 0 && fchown(pty_slave, spec->uid, spec->gid) < 0) {
-			isd_error(-errno, "giving the pseudo-terminal to uid %u", spec->uid);
-			report_and_exit(ISD_EXIT_FAILURE);
-		}
-		if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0) {
-			isd_error(-errno, "setting securebits");
-			report_and_exit(ISD_EXIT_FAILURE);
-		}
-		if (isd_userns_become(spec->uid, spec->gid) < 0)
-			report_and_exit(ISD_EXIT_FAILURE);
-	}
-	if ((spec->build_caps ? isd_caps_keep_build_set() : isd_caps_drop_all()) < 0)
-		report_and_exit(ISD_EXIT_FAILURE);
-	prctl(PR_SET_DUMPABLE, 0);
-
-	payload = spawn_payload(a, &old_mask, pty_slave);
-	if (payload < 0) {
-		isd_error(-errno, "starting the payload");
-		report_and_exit(ISD_EXIT_FAILURE);
-	}
-	if (pty_slave >= 0)
-		close(pty_slave);
-	close(SETUP_FD);
-	if (spec->build_caps && isd_caps_drop_all() < 0)
-		kill(payload, SIGKILL);
-	r = isd_init_run_until(payload, spec->pid_host ? ISD_INIT_DEATH_SIGNAL : 0);
-	if (spec->pid_host)
-		isd_init_kill_descendants(0);
-	_exit(r < 0 ? 128 + SIGKILL : r);
-}
 
 static void forward_signal(int sig)
 {
@@ -630,7 +268,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	struct isd_seccomp_program seccomp = {0};
 	struct isd_cgroup cg;
 	struct setup_message msg = {0};
-	struct child_args args = {.spec = spec};
+	struct isd_init_args args = {.spec = spec};
 	int pty_master = -1;
 	_cleanup_free_ char *hosts = NULL, *resolv = NULL;
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
@@ -730,7 +368,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		isd_rootful_close_other_fds(spec, &args.extras, lock >= 0 ? SESSION_LOCK_FD + 1 : SETUP_FD + 1);
 		/* also: wait until pasta/slirp4netns configured the network */
 		args.wait_for_cgroup = needs_attach || spec->network == ISD_NET_PRIVATE;
-		child_main(&args);
+		isd_init_main(&args);
 	}
 	close(sv[1]);
 	sv[1] = -1;
