@@ -29,7 +29,7 @@ static size_t count_held(const struct state_items *it)
 	return n;
 }
 
-static size_t store_held(struct state_store *s)
+size_t store_held(struct state_store *s)
 {
 	size_t n = 0;
 
@@ -180,14 +180,12 @@ static bool contains(const char *project, const char *dir)
 	return n && !strncmp(project, dir, n) && (dir[n] == '/' || !dir[n]);
 }
 
-enum want { WANT_ANY, WANT_HELD, WANT_BACKUP };
-
-static bool wanted(struct state_store *s, enum want w)
+static bool wanted(struct state_store *s, int w)
 {
-	return w == WANT_ANY || (w == WANT_HELD ? store_held(s) > 0 : s->backup_files > 0);
+	return w == WANT_ANY || (w == WANT_HELD ? store_held(s) > 0 : store_has_way_back(s));
 }
 
-static int find_store(const char *arg, enum want w, struct state_store *out)
+int find_store(const char *arg, int w, struct state_store *out)
 {
 	_cleanup_free_ char *root = state_root(), *cwd = getcwd(NULL, 0);
 	_cleanup_strv_ char **ids = store_ids(root);
@@ -242,7 +240,7 @@ static int take_file_layer(struct state_store *s, size_t i, struct state_item *e
 
 	if (hp < 0 || lfd < 0)
 		return isd_error(hp < 0 ? hp : -errno, "opening %s", s->layers[i].path);
-	r = backup_entry(s, i, -1, "");
+	r = record_before(s, i, -1, "");
 	if (r < 0 && r != -ENOSPC)
 		return r;
 	if (e->guard.hold == ISD_HOLD_KEYS) {
@@ -301,7 +299,7 @@ static int take_layer(struct state_store *s, size_t i, size_t *taken)
 
 		if (e->guard.hold == ISD_HOLD_TRANSIENT)
 			continue;
-		if (e->change.old_mode && (r = backup_entry(s, i, host_fd, e->change.path)) == -ENOSPC)
+		if ((r = record_before(s, i, host_fd, e->change.path)) == -ENOSPC)
 			r = 0; /* asked for explicitly: taken without a way back */
 		if (r < 0)
 			break;
@@ -365,7 +363,7 @@ static int take_all(const char *arg)
 		if (r == 0)
 			printf("isd: apply --state: took %zu held item%s of %s's state (session %s) into your home\n", taken,
 			       taken == 1 ? "" : "s", s.agent, s.id);
-		if (r == 0 && !s.backup_files && !store_held(&s))
+		if (r == 0 && !store_has_way_back(&s) && !store_held(&s))
 			store_remove(&s);
 	}
 	store_free(&s);
@@ -399,133 +397,6 @@ int isd_agent_state_cmd_apply(int argc, char **argv)
 		id = argv[i];
 	}
 	return take_all(id);
-}
-
-/* ---- restore ---- */
-
-static int restore_entry(int sdfd, const char *name, int ddfd, unsigned depth, size_t *count)
-{
-	struct stat st, dst;
-	bool have;
-	int r = 0;
-
-	if (fstatat(sdfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	have = fstatat(ddfd, name, &dst, AT_SYMLINK_NOFOLLOW) == 0;
-	if (S_ISDIR(st.st_mode)) {
-		int sfd;
-		_cleanup_close_ int dfd = -1;
-		DIR *d;
-		struct dirent *de;
-
-		if (depth > 64)
-			return 0;
-		if (have && !S_ISDIR(dst.st_mode) && unlinkat(ddfd, name, 0) < 0)
-			return -errno;
-		if (mkdirat(ddfd, name, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		sfd = openat(sdfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		dfd = openat(ddfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sfd < 0 || dfd < 0 || !(d = fdopendir(sfd))) {
-			if (sfd >= 0)
-				close(sfd);
-			return -errno;
-		}
-		while (r == 0 && (de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				r = restore_entry(dirfd(d), de->d_name, dfd, depth + 1, count);
-		closedir(d);
-		fchmodat(ddfd, name, st.st_mode & 07777, 0);
-		return r;
-	}
-	if (have && S_ISDIR(dst.st_mode) && (r = isd_remove_tree_at(ddfd, name)) < 0)
-		return r;
-	{
-		_cleanup_free_ char *tmp = isd_xasprintf(".%.40s.isd-restore", name);
-		unlinkat(ddfd, tmp, 0);
-		if (S_ISLNK(st.st_mode)) {
-			char target[PATH_MAX];
-			ssize_t n = readlinkat(sdfd, name, target, sizeof(target) - 1);
-			if (n < 0)
-				return -errno;
-			target[n] = '\0';
-			r = symlinkat(target, ddfd, tmp) < 0 ? -errno : 0;
-		} else {
-			r = copy_file_into(sdfd, name, ddfd, tmp, st.st_mode);
-		}
-		if (r == 0 && renameat(ddfd, tmp, ddfd, name) < 0)
-			r = -errno;
-		if (r < 0)
-			unlinkat(ddfd, tmp, 0);
-	}
-	(*count) += r == 0;
-	return r;
-}
-
-static int restore(const char *arg)
-{
-	struct state_store s;
-	size_t count = 0;
-	int r = find_store(arg, WANT_BACKUP, &s);
-
-	if (r == 0)
-		r = store_lock(&s, false);
-	for (size_t i = 0; r == 0 && i < s.n_layers; i++) {
-		_cleanup_free_ char *b = isd_xasprintf("backup/%zu", i);
-		_cleanup_close_ int bfd = openat(s.dir_fd, b, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		DIR *d;
-		struct dirent *de;
-
-		if (bfd < 0)
-			continue;
-		if (!s.layers[i].dir) {
-			_cleanup_free_ char *hname = NULL;
-			_cleanup_close_ int hp = host_file_parent(s.layers[i].path, &hname);
-			_cleanup_free_ char *tmp = isd_xasprintf(".%s.isd-restore", hname);
-			struct stat st;
-
-			if (hp < 0 || fstatat(bfd, "file", &st, AT_SYMLINK_NOFOLLOW) < 0)
-				continue;
-			unlinkat(hp, tmp, 0);
-			r = copy_file_into(bfd, "file", hp, tmp, st.st_mode);
-			if (r == 0 && renameat(hp, tmp, hp, hname) < 0)
-				r = -errno;
-			if (r < 0)
-				r = isd_error(r, "restoring %s", s.layers[i].path);
-			count += r == 0;
-			continue;
-		}
-		if (isd_mkdir_p(s.layers[i].path, 0700) < 0) {
-			r = isd_error(-errno, "creating %s", s.layers[i].path);
-			break;
-		}
-		{
-			_cleanup_close_ int hfd = open(s.layers[i].path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-			int dup = fcntl(bfd, F_DUPFD_CLOEXEC, 3);
-
-			if (hfd < 0 || dup < 0 || !(d = fdopendir(dup))) {
-				if (dup >= 0)
-					close(dup);
-				r = isd_error(-errno, "opening %s", s.layers[i].path);
-				break;
-			}
-			while (r == 0 && (de = readdir(d)))
-				if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-					r = restore_entry(dirfd(d), de->d_name, hfd, 0, &count);
-			closedir(d);
-			if (r < 0)
-				r = isd_error(r, "restoring %s", s.layers[i].path);
-		}
-	}
-	if (r == 0)
-		printf("isd: state restore: %zu entr%s of %s's state put back as they were before session %s\n", count,
-		       count == 1 ? "y" : "ies", s.agent, s.id);
-	store_free(&s);
-	if (r < 0) {
-		isd_error_print("state restore failed");
-		return ISD_EXIT_FAILURE;
-	}
-	return 0;
 }
 
 /* ---- list, discard, gc ---- */
@@ -606,9 +477,9 @@ void isd_agent_state_gc(bool dry_run, bool full)
 			fprintf(stderr, "isd: merged the agent state of session %s, whose isd ended before it could (%zu held)\n",
 				s.id, held);
 		}
-		if (!dry_run && s.merged && !s.backup_files && !store_held(&s)) {
+		if (!dry_run && s.merged && !store_has_way_back(&s) && !store_held(&s)) {
 			store_remove(&s);
-		} else if (s.backup_files && !store_held(&s)) {
+		} else if (store_has_way_back(&s) && !store_held(&s)) {
 			backups = isd_xrealloc(backups, (n_backups + 1) * sizeof(*backups));
 			backups[n_backups].id = isd_xstrdup(s.id);
 			backups[n_backups++].ns = s.started_ns;
@@ -639,7 +510,8 @@ static int usage(FILE *f, int code)
 	fprintf(f, "Usage: isd state list\n"
 		   "       isd state diff [ID]      what the agent's state holds (code-bearing, not merged)\n"
 		   "       isd state apply [ID]     take it (the same as isd apply --state [ID])\n"
-		   "       isd state restore [ID]   put back what a session's merge deleted or overwrote\n"
+		   "       isd state restore [ID]   the state as it was before session ID (added files removed,\n"
+		   "                                changed and deleted ones put back)\n"
 		   "       isd state discard ID     drop a store: its held items and its backups\n");
 	return code;
 }
@@ -657,7 +529,7 @@ int isd_agent_state_cmd(int argc, char **argv)
 	if (!strcmp(sub, "apply"))
 		return take_all(id);
 	if (!strcmp(sub, "restore"))
-		return restore(id);
+		return state_restore(id);
 	if (!strcmp(sub, "discard"))
 		return discard(id);
 	if (!strcmp(sub, "diff")) {

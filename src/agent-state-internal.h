@@ -15,6 +15,8 @@ struct state_layer {
 	bool dir;
 };
 
+struct state_records;
+
 struct state_store {
 	char *id, *dir, *agent, *project;
 	char *home; /* the caller's home the layers' paths are relative to */
@@ -23,9 +25,14 @@ struct state_store {
 	struct state_layer *layers;
 	size_t n_layers;
 	uint64_t backup_bytes, backup_files;
+	uint64_t records; /* how many: a way back for isd state restore */
+	struct state_records *rec; /* loaded on first use */
 	int lock_fd;
 	int dir_fd;
 };
+
+/* How deep the copies of the host's state go; deeper is refused, not cut. */
+#define STATE_TREE_DEPTH_MAX 256
 
 /* One item of a layer as the guard sees it. */
 struct state_item {
@@ -55,9 +62,22 @@ const struct isd_agent *store_agent(const struct state_store *s);
 int layer_items(struct state_store *s, size_t i, struct state_items *out);
 void state_items_free(struct state_items *it);
 
-/* Copy the host's entry (layer i, rel) into backup/i/rel unless a backup of
- * it exists; -ENOSPC when over the bound. */
-int backup_entry(struct state_store *s, size_t i, int host_fd, const char *rel);
+/* Records (src/agent-state-records.c): before the host's entry (layer i,
+ * rel) changes, keep how it was unless a record covers it already: "A" when
+ * there is none, "B" with a copy in backup/i/rel; -ENOSPC when the copy
+ * would exceed the bound. */
+int record_before(struct state_store *s, size_t i, int host_fd, const char *rel);
+int records_load(struct state_store *s);
+void records_free(struct state_records *r);
+/* The record that holds for (layer, rel): the deepest at or above it; 'A',
+ * 'B' or 0. */
+char records_find(const struct state_records *r, size_t layer, const char *rel);
+bool records_any(const struct state_records *r, size_t layer);
+/* Drop the records and backups of the layers drop[] names (restored). */
+int records_drop_layers(struct state_store *s, const bool *drop);
+/* A copy of (sdfd, name) as (ddfd, name): files, symlinks, directories;
+ * with merge, what exists at the destination stays. */
+int copy_tree(int sdfd, const char *name, int ddfd, unsigned depth, bool merge);
 /* Write text to dfd/name atomically (temp file and rename), mode kept. */
 int replace_file_text(int dfd, const char *name, const char *text, mode_t mode);
 int copy_file_into(int src_dfd, const char *src_name, int dst_dfd, const char *dst_name, mode_t mode);
@@ -67,5 +87,15 @@ int host_file_parent(const char *path, char **name);
 
 /* Merge a stopped store into the host; returns held items. */
 size_t store_merge(struct state_store *s, bool quiet);
+/* Whether the store is worth keeping without held items: a way back. */
+static inline bool store_has_way_back(const struct state_store *s)
+{
+	return s->backup_files || s->records;
+}
+size_t store_held(struct state_store *s);
+/* isd state restore [ID] (src/agent-state-restore.c). */
+int state_restore(const char *id);
+int find_store(const char *arg, int want, struct state_store *out);
+enum { WANT_ANY, WANT_HELD, WANT_BACKUP };
 
 #endif

@@ -40,6 +40,7 @@ void store_free(struct state_store *s)
 	for (size_t i = 0; i < s->n_layers; i++)
 		free(s->layers[i].path);
 	free(s->layers);
+	records_free(s->rec);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	if (s->dir_fd >= 0)
@@ -63,6 +64,7 @@ int store_save(struct state_store *s)
 	json_object_object_add(o, "merged", json_object_new_boolean(s->merged));
 	json_object_object_add(o, "backup_bytes", json_object_new_int64((int64_t)s->backup_bytes));
 	json_object_object_add(o, "backup_files", json_object_new_int64((int64_t)s->backup_files));
+	json_object_object_add(o, "records", json_object_new_int64((int64_t)s->records));
 	for (size_t i = 0; i < s->n_layers; i++) {
 		json_object *l = json_object_new_object();
 		json_object_object_add(l, "path", json_object_new_string(s->layers[i].path));
@@ -110,6 +112,7 @@ int store_load(const char *root, const char *id, struct state_store *s)
 	s->merged = json_object_object_get_ex(o, "merged", &v) && json_object_get_boolean(v);
 	s->backup_bytes = json_object_object_get_ex(o, "backup_bytes", &v) ? (uint64_t)json_object_get_int64(v) : 0;
 	s->backup_files = json_object_object_get_ex(o, "backup_files", &v) ? (uint64_t)json_object_get_int64(v) : 0;
+	s->records = json_object_object_get_ex(o, "records", &v) ? (uint64_t)json_object_get_int64(v) : 0;
 	s->n_layers = json_object_array_length(layers);
 	s->layers = isd_xcalloc(s->n_layers ? s->n_layers : 1, sizeof(*s->layers));
 	for (size_t i = 0; i < s->n_layers; i++) {
@@ -267,142 +270,3 @@ int replace_file_text(int dfd, const char *name, const char *text, mode_t mode)
 		unlinkat(dfd, tmp, 0);
 	return r;
 }
-
-static int mkdir_p_at(int root, const char *rel, int *out)
-{
-	int fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
-	_cleanup_free_ char *copy = isd_xstrdup(rel);
-	char *save = NULL;
-
-	if (fd < 0)
-		return -errno;
-	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		int next;
-		if (mkdirat(fd, c, 0700) < 0 && errno != EEXIST) {
-			close(fd);
-			return -errno;
-		}
-		next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		if (next < 0)
-			return -errno;
-		fd = next;
-	}
-	*out = fd;
-	return 0;
-}
-
-static void tree_usage(int dfd, const char *name, uint64_t *bytes, uint64_t *files, unsigned depth)
-{
-	struct stat st;
-	int fd;
-	DIR *d;
-	struct dirent *de;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	(*files)++;
-	if (!S_ISDIR(st.st_mode)) {
-		*bytes += (uint64_t)st.st_size;
-		return;
-	}
-	if (depth > 64 || (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			tree_usage(dirfd(d), de->d_name, bytes, files, depth + 1);
-	closedir(d);
-}
-
-/* A copy of the tree at (sdfd, name) as (ddfd, name): files, symlinks and
- * directories (anything else is skipped: the host's state has none). */
-static int copy_tree(int sdfd, const char *name, int ddfd, unsigned depth)
-{
-	struct stat st;
-	int r = 0;
-
-	if (fstatat(sdfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISREG(st.st_mode))
-		return copy_file_into(sdfd, name, ddfd, name, st.st_mode);
-	if (S_ISLNK(st.st_mode)) {
-		char target[PATH_MAX];
-		ssize_t n = readlinkat(sdfd, name, target, sizeof(target) - 1);
-		if (n < 0)
-			return -errno;
-		target[n] = '\0';
-		return symlinkat(target, ddfd, name) < 0 ? -errno : 0;
-	}
-	if (!S_ISDIR(st.st_mode) || depth > 64)
-		return 0;
-	if (mkdirat(ddfd, name, 0700) < 0)
-		return -errno;
-	{
-		int sfd = openat(sdfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		_cleanup_close_ int dfd = openat(ddfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		DIR *d;
-		struct dirent *de;
-
-		if (sfd < 0 || dfd < 0) {
-			if (sfd >= 0)
-				close(sfd);
-			return -errno;
-		}
-		d = fdopendir(sfd);
-		if (!d) {
-			close(sfd);
-			return -errno;
-		}
-		while (r == 0 && (de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				r = copy_tree(dirfd(d), de->d_name, dfd, depth + 1);
-		closedir(d);
-		fchmodat(ddfd, name, st.st_mode & 07777, 0);
-	}
-	return r;
-}
-
-int backup_entry(struct state_store *s, size_t i, int host_fd, const char *rel)
-{
-	_cleanup_close_ int hp = -1, bp = -1;
-	_cleanup_free_ char *bdir = NULL, *parent = NULL, *hname = NULL;
-	const char *name, *slash;
-	uint64_t bytes = 0, files = 0;
-	struct stat st;
-	int r;
-
-	if (s->layers[i].dir) {
-		hp = open_parent_beneath(host_fd, rel, &name);
-	} else {
-		hp = host_file_parent(s->layers[i].path, &hname);
-		name = hname;
-	}
-	if (hp < 0 || fstatat(hp, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return 0; /* nothing there to lose */
-	tree_usage(hp, name, &bytes, &files, 0);
-	if (s->backup_bytes + bytes > ISD_STATE_BACKUP_MAX_BYTES || s->backup_files + files > ISD_STATE_BACKUP_MAX_FILES)
-		return -ENOSPC;
-	slash = s->layers[i].dir ? strrchr(rel, '/') : NULL;
-	parent = slash ? strndup(rel, (size_t)(slash - rel)) : isd_xstrdup("");
-	bdir = isd_xasprintf("backup/%zu%s%s", i, parent[0] ? "/" : "", parent);
-	r = mkdir_p_at(s->dir_fd, bdir, &bp);
-	if (r < 0)
-		return isd_error(r, "creating %s/%s", s->dir, bdir);
-	if (faccessat(bp, s->layers[i].dir ? name : "file", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-		return 0; /* the oldest copy is the host's state before isd */
-	if (s->layers[i].dir)
-		r = copy_tree(hp, name, bp, 0);
-	else
-		r = copy_file_into(hp, name, bp, "file", st.st_mode);
-	if (r < 0)
-		return isd_error(r, "backing up %s/%s into %s", s->layers[i].path, rel, s->dir);
-	s->backup_bytes += bytes;
-	s->backup_files += files;
-	return 0;
-}
-

@@ -235,7 +235,7 @@ static int write_merged(struct state_store *s, size_t i, int host_fd, const stru
 	_cleanup_free_ char *hname = NULL;
 	const char *name;
 	struct stat st;
-	int r = backup_entry(s, i, host_fd, s->layers[i].dir ? it->change.path : "");
+	int r = record_before(s, i, host_fd, s->layers[i].dir ? it->change.path : "");
 
 	if (r < 0)
 		return r;
@@ -288,8 +288,7 @@ static size_t merge_layer(struct state_store *s, size_t i, size_t *merged)
 			held++; /* written below, once its directory exists */
 			break;
 		case ISD_HOLD_NONE:
-			if (it->change.old_mode && it->change.status != ISD_CHANGE_ADDED &&
-			    (r = backup_entry(s, i, host_fd, s->layers[i].dir ? it->change.path : "")) < 0) {
+			if ((r = record_before(s, i, host_fd, s->layers[i].dir ? it->change.path : "")) < 0) {
 				/* Without a way back it waits for isd apply --state. */
 				if (r != -ENOSPC)
 					isd_error_print("backing up the agent's state");
@@ -349,7 +348,7 @@ size_t store_merge(struct state_store *s, bool quiet)
 		held += merge_layer(s, i, &merged);
 	s->merged = true;
 	/* A store that is removed right after needs no record. */
-	if (held || s->backup_files)
+	if (held || store_has_way_back(s))
 		(void)store_save(s);
 	if (!quiet && held)
 		fprintf(stderr, "isd: the agent's state: %zu code-bearing change%s held (isd diff shows %s; "
@@ -395,6 +394,7 @@ static bool reusable(const char *root, const char *id, const struct isd_spec *sp
 	if (same) {
 		s->backup_bytes = old.backup_bytes;
 		s->backup_files = old.backup_files;
+		s->records = old.records;
 		s->started_ns = old.started_ns;
 	}
 	store_free(&old);
@@ -536,7 +536,7 @@ size_t isd_agent_state_end(struct isd_agent_state_run *run)
 	if (!run)
 		return 0;
 	held = store_merge(&run->store, false);
-	if (!held && !run->store.backup_files)
+	if (!held && !store_has_way_back(&run->store))
 		store_remove(&run->store);
 	run_free(run);
 	return held;

@@ -14,10 +14,14 @@
  * workspace session's when there is one, so that `isd diff` of the session
  * shows it):
  *   state.json  {"id", "agent", "project", "started_ns", "merged",
- *                "layers": [{"path", "dir": bool}], "backup_bytes"}
+ *                "layers": [{"path", "dir": bool}], "backup_bytes",
+ *                "backup_files", "records"}
  *   lock        flock(LOCK_EX) while a sandbox uses the store
  *   N/upper N/work   layer N when it is a directory
  *   N/file           layer N when it is a file: the copy bound inside
+ *   records          what the merges changed on the host: "A" (added) or
+ *                    "B" (kept in backup/N/PATH) per path, for isd state
+ *                    restore (src/agent-state-records.c)
  *   backup/N/...     the host's entries the merges replaced or deleted
  */
 #ifndef ISD_AGENT_STATE_H

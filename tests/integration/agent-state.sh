@@ -371,3 +371,89 @@ EOF2
 	expect_rc 0 "apply --state"
 	grep -q npm:evil "$h/.pi/agent/settings.json" || fail "apply --state: $(cat "$h/.pi/agent/settings.json")"
 }
+
+# tree_of DIR: every entry's type, mode, size, link target and content.
+tree_of() {
+	(cd "$1" && find . -print0 | sort -z | xargs -0 stat -c '%A %s %N' && find . -type f -print0 | sort -z | xargs -0 cat)
+}
+
+# isd state restore returns the state to exactly how it was before the
+# session: what the session added goes, what it changed or deleted comes back.
+test_state_restore_exact() {
+	state_home
+	mkdir -p "$h/.omp/agent/sessions" "$h/.omp/agent/keep"
+	echo one >"$h/.omp/agent/sessions/1.jsonl"
+	echo two >"$h/.omp/agent/sessions/2.jsonl"
+	echo kept >"$h/.omp/agent/keep/k"
+	ln -s sessions/1.jsonl "$h/.omp/agent/last"
+	before=$(tree_of "$h/.omp")
+	fake_agent omp <<'EOF2'
+echo more >>~/.omp/agent/sessions/1.jsonl
+rm ~/.omp/agent/sessions/2.jsonl
+echo new >~/.omp/agent/sessions/3.jsonl
+mkdir -p ~/.omp/agent/new/deep
+echo n >~/.omp/agent/new/deep/f
+echo added >~/.omp/agent/keep/added
+ln -sf sessions/3.jsonl ~/.omp/agent/last
+EOF2
+	in_proj exec -- omp
+	expect_rc 0 "fake omp"
+	[ -f "$h/.omp/agent/sessions/3.jsonl" ] && [ -f "$h/.omp/agent/new/deep/f" ] || fail "the session's files did not reach the host (the test needs them)"
+	in_proj state restore
+	expect_rc 0 "state restore: $err"
+	expect_contains "$out" "put back"
+	expect_eq "$(tree_of "$h/.omp")" "$before" "the host's state after isd state restore"
+	[ -z "$(ls -A "$h" | grep isd-restore)" ] || fail "a restore copy left beside the state: $(ls -A "$h")"
+	# the way back is used up
+	in_proj state restore
+	expect_rc 125 "a second restore"
+}
+
+# Two sessions, the older one named: both are undone, to the point before it.
+test_state_restore_older_session() {
+	state_home
+	mkdir -p "$h/.omp/agent"
+	echo v0 >"$h/.omp/agent/a"
+	before=$(tree_of "$h/.omp")
+	fake_agent omp <<'EOF2'
+case $1 in
+1) echo v1 >~/.omp/agent/a; echo c1 >~/.omp/agent/c ;;
+2) echo v2 >~/.omp/agent/a; rm ~/.omp/agent/c; echo e2 >~/.omp/agent/e ;;
+esac
+EOF2
+	in_proj exec -- omp 1
+	expect_rc 0 "session 1"
+	in_proj state list
+	first=$(printf '%s\n' "$out" | awk 'NR == 2 { print $1 }')
+	[ -n "$first" ] || fail "no store after session 1: $out"
+	in_proj exec -- omp 2
+	expect_rc 0 "session 2"
+	expect_eq "$(cat "$h/.omp/agent/a")" v2 "after session 2"
+	in_proj state restore "$first"
+	expect_rc 0 "state restore $first: $err"
+	expect_contains "$out" "later sessions undone too"
+	expect_eq "$(tree_of "$h/.omp")" "$before" "the host's state before session 1"
+}
+
+# A restore that fails on the way leaves the host's state as it was.
+test_state_restore_failure_leaves_state() {
+	state_home
+	mkdir -p "$h/.omp/agent"
+	echo v0 >"$h/.omp/agent/a"
+	# deeper than isd copies: building the restored state fails there
+	d=$h/.omp/deep
+	for i in $(seq 300); do d=$d/d; done
+	mkdir -p "$d"
+	fake_agent omp <<'EOF2'
+echo v1 >~/.omp/agent/a
+echo new >~/.omp/agent/new
+EOF2
+	in_proj exec -- omp
+	expect_rc 0 "fake omp"
+	during=$(tree_of "$h/.omp")
+	in_proj state restore
+	expect_rc 125 "state restore over a too deep tree"
+	expect_contains "$err" "unchanged"
+	expect_eq "$(tree_of "$h/.omp")" "$during" "the host's state after a failed restore"
+	[ -z "$(ls -A "$h" | grep isd-restore)" ] || fail "a restore copy left beside the state: $(ls -A "$h")"
+}
