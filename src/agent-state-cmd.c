@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "agent-state-internal.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -174,11 +175,6 @@ size_t isd_agent_state_print_held(const char *id, bool color)
 
 /* ---- finding a store ---- */
 
-static bool contains(const char *project, const char *dir)
-{
-	size_t n = strlen(project);
-	return n && !strncmp(project, dir, n) && (dir[n] == '/' || !dir[n]);
-}
 
 static bool wanted(struct state_store *s, int w)
 {
@@ -206,7 +202,7 @@ int find_store(const char *arg, int w, struct state_store *out)
 			store_free(&s);
 			continue;
 		}
-		here = cwd && contains(s.project, cwd);
+		here = cwd && isd_path_under(cwd, s.project);
 		if (arg || wanted(&s, w)) {
 			if (arg && best) {
 				store_free(&s);

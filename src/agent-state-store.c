@@ -9,6 +9,7 @@
 #include "agent-state-internal.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -189,10 +190,10 @@ char *layer_home_rel(const struct state_store *s, size_t i, const char *rel)
 {
 	const char *home = s->home && s->home[0] ? s->home : getenv("HOME");
 	const char *p = s->layers[i].path;
-	size_t n = home ? strlen(home) : 0;
+	const char *rest = home && home[0] ? isd_path_rest(p, home) : NULL;
 
-	if (n && !strncmp(p, home, n) && p[n] == '/')
-		p += n + 1;
+	if (rest && rest[0])
+		p = rest;
 	else if (p[0] == '/')
 		p++;
 	return rel && rel[0] ? isd_xasprintf("%s/%s", p, rel) : isd_xstrdup(p);

@@ -12,6 +12,7 @@
 #include "mount.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -65,16 +66,14 @@ int isd_agent_state_add(struct isd_spec *spec, const char *home, const char *age
 		for (size_t i = 0; list && list[i]; i++) {
 			_cleanup_free_ char *path = isd_xasprintf("%s/%s", home, list[i]);
 			struct isd_mount *m;
-
 			_cleanup_free_ char *root = state_root();
-			size_t n = strlen(path);
 
 			/* The user's own -v for it wins. */
 			if (isd_spec_find_mount(spec, path) >= 0)
 				continue;
 			/* The store would lie in its own lower layer (overlayfs
 			 * refuses it), and the payload would see its own upper. */
-			if (!strncmp(root, path, n) && (root[n] == '/' || !root[n]))
+			if (isd_path_under(root, path))
 				return isd_error(0, "--agent-state %s: the state %s contains isd's store %s; name a narrower "
 						 "directory in agents.conf%s%s", agent, path, root, a ? " (" : "", a ? a->origin : "");
 
@@ -158,12 +157,6 @@ static int file_layer_items(struct state_store *s, size_t i, const struct isd_ag
 	return isd_guard_classify(a, rel, hp, hname, lfd, "file", it->change.old_mode, nst.st_mode, &it->guard);
 }
 
-static bool under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return !strncmp(path, dir, n) && path[n] == '/';
-}
-
 int layer_items(struct state_store *s, size_t i, struct state_items *out)
 {
 	const struct isd_agent *a = store_agent(s);
@@ -202,7 +195,7 @@ int layer_items(struct state_store *s, size_t i, struct state_items *out)
 		it->change = *e;
 		e->path = NULL;
 		/* Below a held directory: part of it. */
-		if (held_dir && under(it->change.path, held_dir)) {
+		if (held_dir && isd_path_below(it->change.path, held_dir)) {
 			it->guard.hold = ISD_HOLD_WHOLE;
 			continue;
 		}
@@ -548,14 +541,13 @@ static bool looks_like_agent(const struct isd_spec *spec, const char *home)
 {
 	const char *cmd = spec->argv ? spec->argv[0] : NULL;
 	const char *origin = isd_spec_get_origin(spec, "command");
-	size_t n = home ? strlen(home) : 0;
 	char line[128] = "";
 	FILE *f;
 
 	if (!cmd || cmd[0] != '/')
 		return false;
-	if (strstr(cmd, "/node_modules/") || (origin && !strcmp(origin, "command resolution") && n &&
-					      !strncmp(cmd, home, n) && cmd[n] == '/'))
+	if (strstr(cmd, "/node_modules/") || (origin && !strcmp(origin, "command resolution") && home && home[0] &&
+					      isd_path_below(cmd, home)))
 		return true;
 	f = fopen(cmd, "re");
 	if (!f)

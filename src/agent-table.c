@@ -4,6 +4,7 @@
 #include "isd/agent.h"
 #include "isd/profile.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -339,7 +340,7 @@ bool isd_agent_guarded(const struct isd_agent *a, const char *rel)
 		size_t n = strlen(g);
 
 		if (n && g[n - 1] == '/') {
-			if (!strncmp(rel, g, n - 1) && (rel[n - 1] == '/' || !rel[n - 1]))
+			if (isd_path_under(rel, g))
 				return true;
 		} else if (fnmatch(g, rel, FNM_PATHNAME) == 0) {
 			return true;

@@ -11,6 +11,7 @@
 #include "isd/cgroup.h"
 
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -296,23 +297,18 @@ int isd_cgroup_find_dir(const char *mountinfo, const char *own_path, char **moun
 		{
 			_cleanup_free_ char *root = unescape_mountinfo(fields[3], strlen(fields[3]));
 			_cleanup_free_ char *mnt = unescape_mountinfo(fields[4], strlen(fields[4]));
-			size_t rl = strlen(root);
-			const char *rest;
-
 			/* The mount shows the hierarchy from root; own_path must lie below. */
-			if (!strcmp(root, "/"))
-				rest = own_path;
-			else if (!strncmp(own_path, root, rl) && (own_path[rl] == '/' || own_path[rl] == '\0'))
-				rest = own_path + rl;
-			else
+			const char *rest = isd_path_rest(own_path, root);
+
+			if (!rest)
 				continue;
 			free(*mountpoint);
 			free(*dir);
 			*mountpoint = isd_xstrdup(mnt);
-			if (!*rest || !strcmp(rest, "/"))
+			if (!*rest)
 				*dir = isd_xstrdup(mnt);
 			else
-				*dir = isd_xasprintf("%s%s", strcmp(mnt, "/") ? mnt : "", rest);
+				*dir = isd_xasprintf("%s/%s", strcmp(mnt, "/") ? mnt : "", rest);
 			/* Prefer the canonical place when several are mounted. */
 			if (!strcmp(mnt, "/sys/fs/cgroup"))
 				break;

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -19,12 +20,6 @@
 
 static const char *const host_image_dirs[] = {"/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL};
 
-static bool path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n] || (n == 1 && dir[0] == '/'));
-}
-
 /* Is path an executable file as the sandbox will show it? */
 static bool visible_executable(const struct isd_spec *spec, const char *path)
 {
@@ -33,7 +28,7 @@ static bool visible_executable(const struct isd_spec *spec, const char *path)
 
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
-		if (path_under(path, m->destination) &&
+		if (isd_path_under(path, m->destination) &&
 		    (!best || strlen(m->destination) > strlen(best->destination)))
 			best = m;
 	}
@@ -53,7 +48,7 @@ static bool visible_executable(const struct isd_spec *spec, const char *path)
 		return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
 	}
 	for (size_t i = 0; host_image_dirs[i]; i++)
-		if (path_under(path, host_image_dirs[i]))
+		if (isd_path_under(path, host_image_dirs[i]))
 			return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
 	return false;
 }
@@ -121,7 +116,7 @@ static bool holds_others_data(const char *dir, const char *home)
 		_cleanup_free_ char *base = isd_xasprintf("%s/%s", home, bases[i].fallback);
 		_cleanup_free_ char *real = v && v[0] == '/' ? realpath(v, NULL) : NULL;
 
-		if (path_under(base, dir) || (real && path_under(real, dir)))
+		if (isd_path_under(base, dir) || (real && isd_path_under(real, dir)))
 			return true;
 	}
 	return false;
@@ -136,7 +131,7 @@ static char *manager_home(const char *real, const char *home)
 {
 	for (size_t i = 0; home && manager_homes[i]; i++) {
 		char *dir = isd_xasprintf("%s/%s", home, manager_homes[i]);
-		if (path_under(real, dir) && strcmp(real, dir))
+		if (isd_path_under(real, dir) && strcmp(real, dir))
 			return dir;
 		free(dir);
 	}
@@ -152,7 +147,7 @@ static char *manager_home(const char *real, const char *home)
 static char *installation_dir(const char *real, const char *home)
 {
 	const char *nm = strstr(real, "/node_modules/");
-	bool in_home = home && path_under(real, home);
+	bool in_home = home && isd_path_under(real, home);
 	char *dir, *base;
 
 	if ((dir = manager_home(real, home)))
@@ -189,19 +184,18 @@ static int bind_installation(struct isd_spec *spec, const struct isd_caller *cal
 			     const char *real, const char *dir)
 {
 	_cleanup_free_ char *home = realpath(caller->home, NULL);
-	size_t n = strlen(dir);
 	struct isd_mount *m;
 
 	/* Binding the home directory (or a parent of it) would hand the whole
 	 * home to the sandbox, which is what isd is there to prevent. */
-	if (!strcmp(dir, "/") || (home && !strncmp(home, dir, n) && (home[n] == '/' || !home[n]))) {
+	if (!strcmp(dir, "/") || (home && isd_path_under(home, dir))) {
 		int r = isd_error(0, "exec %s: found %s, but its installation directory %s is too broad to bind into the sandbox",
 				  spec->argv[0], found, dir);
 		isd_error_hint("fix: add -v %s:%s:ro, or install the program outside your home directory", real, real);
 		return r;
 	}
 	for (size_t i = 0; i < spec->n_mounts; i++)
-		if (spec->mounts[i].type == ISD_MOUNT_BIND && path_under(dir, spec->mounts[i].destination))
+		if (spec->mounts[i].type == ISD_MOUNT_BIND && isd_path_under(dir, spec->mounts[i].destination))
 			return 0; /* already inside */
 	m = isd_spec_add_mount(spec);
 	m->type = ISD_MOUNT_BIND;
@@ -329,7 +323,7 @@ int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, 
 	 * by the path it was found at when that is bound too, so that a
 	 * version manager's shim (volta-shim) sees the name it serves. */
 	free(spec->argv[0]);
-	spec->argv[0] = isd_xstrdup(path_under(found, dir) ? found : real);
+	spec->argv[0] = isd_xstrdup(isd_path_under(found, dir) ? found : real);
 	isd_spec_set_origin(spec, "command", "command resolution");
 	return 0;
 }

@@ -6,10 +6,12 @@
  */
 #define _GNU_SOURCE
 #include "git-config.h"
+#include "isd/path-util.h"
 #include "isd/util.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -339,4 +341,21 @@ bool isd_git_key_executable(const char *key, const char *value)
 			return true;
 		}
 	return false;
+}
+
+char *isd_git_config_pathname(const char *value, const char *base, const char *dir)
+{
+	_cleanup_free_ char *abs = NULL, *norm = NULL;
+	const char *home = getenv("HOME"), *rest;
+
+	if (!value || !value[0])
+		return NULL;
+	if (!strncmp(value, "~/", 2))
+		abs = home ? isd_xasprintf("%s/%s", home, value + 2) : NULL;
+	else
+		abs = value[0] == '/' ? isd_xstrdup(value) : isd_xasprintf("%s/%s", base, value);
+	if (!abs || isd_resolve_abs_path_lexically(abs, &norm) < 0)
+		return NULL;
+	rest = isd_path_rest(norm, dir);
+	return rest ? isd_xstrdup(rest) : NULL;
 }

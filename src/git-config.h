@@ -41,4 +41,10 @@ const char *isd_git_config_get(const struct isd_git_config *c, const char *key, 
  * core.attributesFile, protocol.*.allow).  Documented in isd(1). */
 bool isd_git_key_executable(const char *key, const char *value);
 
+/* A pathname value of git's config ("~/" is HOME, a relative one is
+ * relative to base, the directory of the file that says it) resolved
+ * lexically, as a path relative to dir ("" for dir itself); NULL when it
+ * lies outside dir, or when it starts with "~/" and there is no HOME. */
+char *isd_git_config_pathname(const char *value, const char *base, const char *dir);
+
 #endif

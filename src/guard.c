@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "guard.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -30,15 +31,6 @@ static const struct {
 	{"XDG_DATA_HOME", ".local/share", "data (images)"},
 	{"XDG_STATE_HOME", ".local/state", "state (sessions)"},
 };
-
-static bool path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
-}
 
 /* realpath() of the longest existing prefix, the rest appended as is:
  * isd creates what is missing, so that is where it will be. */
@@ -121,7 +113,7 @@ static int check_symlinks(const struct isd_spec *spec, const char *lexical, cons
 
 				for (size_t i = 0; i < spec->n_mounts; i++) {
 					const struct isd_mount *m = &spec->mounts[i];
-					if (!writable(m) || !path_under(loc, m->source))
+					if (!writable(m) || !isd_path_under(loc, m->source))
 						continue;
 					isd_error(0, "isd's %s %s is reached through the symlink %s, which the writable mount of %s would let the sandbox replace",
 						  what, lexical, path, m->source);
@@ -142,8 +134,8 @@ static int check_symlinks(const struct isd_spec *spec, const char *lexical, cons
 static bool hidden_below(const struct isd_spec *spec, size_t n, size_t self, const char *top, const char *dst)
 {
 	for (size_t j = 0; j < n; j++)
-		if (j != self && path_under(spec->mounts[j].destination, top) &&
-		    strcmp(spec->mounts[j].destination, top) && path_under(dst, spec->mounts[j].destination))
+		if (j != self && isd_path_under(spec->mounts[j].destination, top) &&
+		    strcmp(spec->mounts[j].destination, top) && isd_path_under(dst, spec->mounts[j].destination))
 			return true;
 	return false;
 }
@@ -176,13 +168,13 @@ static int guard_one(struct isd_spec *spec, size_t n, const char *real, const ch
 
 		if (!writable(m) || !m->source)
 			continue;
-		if (path_under(m->source, real)) {
+		if (isd_path_under(m->source, real)) {
 			isd_error(0, "the writable mount of %s: that is isd's %s %s (or inside it), which no sandbox may change",
 				  m->source, what, real);
 			isd_error_hint("fix: mount it read-only (-v %s:%s:ro)", m->source, m->destination);
 			return -EPERM;
 		}
-		if (!path_under(real, m->source))
+		if (!isd_path_under(real, m->source))
 			continue;
 		/* Copies: adding mounts below moves spec->mounts. */
 		src = isd_xstrdup(m->source);

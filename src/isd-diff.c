@@ -13,6 +13,7 @@
 #include "isd/syscalls.h"
 #include "isd/util.h"
 #include "isd/visible.h"
+#include "isd/path-util.h"
 
 #include <fcntl.h>
 #include <git2.h>
@@ -330,9 +331,7 @@ static void tree_line(struct differ *d, const struct isd_change *e)
 
 static bool holds_entries(const struct isd_changes *c, size_t i)
 {
-	size_t n = strlen(c->v[i].path);
-
-	return i + 1 < c->n && !strncmp(c->v[i + 1].path, c->v[i].path, n) && c->v[i + 1].path[n] == '/';
+	return i + 1 < c->n && isd_path_below(c->v[i + 1].path, c->v[i].path);
 }
 
 static void name_line(const struct isd_change *e, bool dir)
@@ -507,8 +506,7 @@ struct ignore {
 
 static void ignore_open(const char *project, struct ignore *ig)
 {
-	const char *workdir;
-	size_t n;
+	const char *workdir, *rest;
 
 	*ig = (struct ignore){0};
 	if (git_repository_open_ext(&ig->repo, project, 0, NULL) < 0) {
@@ -516,9 +514,9 @@ static void ignore_open(const char *project, struct ignore *ig)
 		return;
 	}
 	workdir = git_repository_workdir(ig->repo);
-	n = workdir ? strlen(workdir) : 0;
-	if (n && !strncmp(project, workdir, n - 1) && (project[n - 1] == '/' || !project[n - 1]))
-		ig->prefix = project[n - 1] ? isd_xasprintf("%s/", project + n) : isd_xstrdup("");
+	rest = workdir ? isd_path_rest(project, workdir) : NULL;
+	if (rest)
+		ig->prefix = rest[0] ? isd_xasprintf("%s/", rest) : isd_xstrdup("");
 	if (!ig->prefix) {
 		git_repository_free(ig->repo);
 		ig->repo = NULL;
@@ -604,14 +602,14 @@ static int list_ignored(struct isd_session *s)
 		return r;
 	ignore_open(s->project, &ig);
 	for (size_t i = 0; i < all.n; i++) {
-		size_t n = strlen(all.v[i].path), j = i;
+		size_t j = i;
 
 		if (!ignored(&ig, &all.v[i]))
 			continue;
 		/* An ignored directory takes what it holds. */
 		do {
 			printf("%c%s%c", runs_code(&all.v[j]) ? 'x' : '-', all.v[j].path, '\0');
-		} while (++j < all.n && !strncmp(all.v[j].path, all.v[i].path, n) && all.v[j].path[n] == '/');
+		} while (++j < all.n && isd_path_below(all.v[j].path, all.v[i].path));
 		i = j - 1;
 	}
 	git_repository_free(ig.repo);
@@ -685,7 +683,7 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 			continue;
 		}
 		if (ignored(&ig, &sel.v[i])) {
-			size_t n = strlen(sel.v[i].path), j = i;
+			size_t j = i;
 
 			/* An ignored directory hides what it holds. */
 			do {
@@ -697,7 +695,7 @@ static int run(struct isd_session *s, char **paths, enum format format, bool col
 					       "--include-ignored)%s\n",
 					       d.color ? "\033[1;31m" : "", q, d.color ? "\033[m" : "");
 				}
-			} while (++j < sel.n && !strncmp(sel.v[j].path, sel.v[i].path, n) && sel.v[j].path[n] == '/');
+			} while (++j < sel.n && isd_path_below(sel.v[j].path, sel.v[i].path));
 			i = j - 1;
 			continue;
 		}

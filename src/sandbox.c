@@ -39,6 +39,7 @@
 #include "userns.h"
 #include "isd/util.h"
 #include "workspace.h"
+#include "isd/path-util.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -246,14 +247,13 @@ static pid_t spawn_child(const struct isd_spec *spec, struct isd_cgroup *cg, boo
 static int open_session(const struct isd_spec *spec, struct isd_session *session)
 {
 	const char *ws = spec->workspace.path;
-	size_t n = strlen(ws);
 	int r;
 
 	r = spec->workspace.session ? isd_session_open(spec->workspace.session, true, session)
 				    : isd_session_create(ws, spec->argv, spec->workspace.keep, session);
 	if (r < 0)
 		return r;
-	if (!strncmp(session->dir, ws, n) && session->dir[n] == '/') {
+	if (isd_path_below(session->dir, ws)) {
 		r = isd_error(-EINVAL, "--workspace %s:cow: the session directory %s lies inside the workspace; "
 				       "set XDG_STATE_HOME outside it", ws, session->dir);
 		isd_session_remove(session);

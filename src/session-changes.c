@@ -9,6 +9,7 @@
 #include "isd/session-changes.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -424,20 +425,6 @@ void isd_changes_free(struct isd_changes *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static bool is_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return dir[0] == '\0' || (!strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0'));
-}
-
-static bool strictly_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return !strncmp(path, dir, n) && path[n] == '/';
-}
-
 size_t isd_changes_count(const struct isd_changes *c)
 {
 	size_t count = 0;
@@ -446,7 +433,7 @@ size_t isd_changes_count(const struct isd_changes *c)
 		const struct isd_change *e = &c->v[i];
 
 		if (e->status == ISD_CHANGE_ADDED && S_ISDIR(e->new_mode) && i + 1 < c->n &&
-		    strictly_under(c->v[i + 1].path, e->path))
+		    isd_path_below(c->v[i + 1].path, e->path))
 			continue;
 		count++;
 	}
@@ -530,9 +517,9 @@ int isd_changes_select(int project_fd, const struct isd_changes *all, char *cons
 		bool selected = !paths || !paths[0];
 
 		for (size_t k = 0; !selected && paths[k]; k++) {
-			if (is_under(e->path, paths[k])) {
+			if (isd_path_under(e->path, paths[k])) {
 				selected = true;
-			} else if (strictly_under(paths[k], e->path)) {
+			} else if (isd_path_below(paths[k], e->path)) {
 				/* A file needs its new directory, wherever it
 				 * came from. */
 				if (S_ISDIR(e->new_mode) && e->status != ISD_CHANGE_MODIFIED)
@@ -733,22 +720,19 @@ char *isd_quote_path(const char *prefix, const char *path)
 int isd_project_relative(const char *project, const char *cwd, const char *arg, char **out)
 {
 	_cleanup_free_ char *abs = NULL, *norm = NULL;
-	size_t n = strlen(project);
+	const char *rest;
 
 	if (arg[0] == '/')
 		abs = isd_xstrdup(arg);
-	else if (cwd && is_under(cwd, project))
+	else if (cwd && isd_path_under(cwd, project))
 		abs = isd_xasprintf("%s/%s", cwd, arg);
 	else
 		abs = isd_xasprintf("%s/%s", project, arg);
 	if (isd_resolve_abs_path_lexically(abs, &norm) < 0)
 		return isd_error(0, "%s: not a path", arg);
-	if (!strcmp(project, "/")) {
-		*out = isd_xstrdup(norm + 1);
-		return 0;
-	}
-	if (strncmp(norm, project, n) || (norm[n] != '/' && norm[n] != '\0'))
+	rest = isd_path_rest(norm, project);
+	if (!rest)
 		return isd_error(0, "%s is not in the session's project %s", arg, project);
-	*out = isd_xstrdup(norm[n] ? norm + n + 1 : "");
+	*out = isd_xstrdup(rest);
 	return 0;
 }

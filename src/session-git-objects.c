@@ -12,6 +12,7 @@
 #include "git-config.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -242,9 +243,8 @@ static void deleted_tree(struct objects *o, const char *in_objects, int depth)
 static bool deleted_in_changes(const struct isd_changes *c, const char *path)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		size_t n = strlen(c->v[i].path);
 		if (c->v[i].old_mode && (c->v[i].status == ISD_CHANGE_DELETED || c->v[i].status == ISD_CHANGE_TYPE) &&
-		    !strncmp(c->v[i].path, path, n) && (path[n] == '/' || !path[n]))
+		    isd_path_under(path, c->v[i].path))
 			return true;
 	}
 	return false;
@@ -346,22 +346,21 @@ size_t isd_git_objects_lost(int project_fd, int upper_fd, const struct isd_chang
 {
 	struct objects o = {.project_fd = project_fd, .upper_fd = upper_fd, .c = c, .gitdir = gitdir,
 			    .hs = hash_size(project_fd, gitdir)};
-	size_t gl = strlen(gitdir), lost = 0, n_packs = 0;
+	size_t lost = 0, n_packs = 0;
 	char **packs = NULL;
 	int *roots = NULL;
 
 	for (size_t i = 0; i < c->n; i++) {
 		const struct isd_change *e = &c->v[i];
-		const char *p = e->path + gl;
+		const char *p = isd_path_rest(e->path, gitdir);
 
-		if (!e->old_mode || (e->status != ISD_CHANGE_DELETED && e->status != ISD_CHANGE_TYPE) ||
-		    strncmp(e->path, gitdir, gl) || (p[0] && p[0] != '/'))
+		if (!e->old_mode || (e->status != ISD_CHANGE_DELETED && e->status != ISD_CHANGE_TYPE) || !p)
 			continue;
 		/* The repository, its object store or a part of it. */
-		if (!p[0] || !strcmp(p, "/objects"))
+		if (!p[0] || !strcmp(p, "objects"))
 			deleted_tree(&o, "", 0);
-		else if (!strncmp(p, "/objects/", 9))
-			S_ISDIR(e->old_mode) ? deleted_tree(&o, p + 9, 1) : deleted_object(&o, p + 9);
+		else if (!strncmp(p, "objects/", 8))
+			S_ISDIR(e->old_mode) ? deleted_tree(&o, p + 8, 1) : deleted_object(&o, p + 8);
 	}
 	if (o.gone.n) {
 		qsort(o.gone.v, o.gone.n, HASH_MAX, cmp_id);

@@ -14,6 +14,7 @@
 #include "session-apply.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -129,8 +130,7 @@ static const char *inner_path(const char *rel)
 static bool in_list(char **list, const char *path, bool prefix)
 {
 	for (size_t i = 0; list && list[i]; i++) {
-		size_t n = strlen(list[i]);
-		if (!strcmp(list[i], path) || (prefix && !strncmp(list[i], path, n) && path[n] == '/'))
+		if (!strcmp(list[i], path) || (prefix && isd_path_below(path, list[i])))
 			return true;
 	}
 	return false;
@@ -222,7 +222,7 @@ static bool gitfile_reviewed(struct reviewer *rv, const char *path)
 	_cleanup_free_ char *text = read_regular(rv->upper_fd, path, &len), *abs = NULL, *norm = NULL;
 	_cleanup_free_ char *wt = isd_xasprintf("%s/.git/worktrees/", rv->project);
 	_cleanup_free_ char *mod = isd_xasprintf("%s/.git/modules/", rv->project);
-	const char *to;
+	const char *to, *rest;
 
 	if (!n || !text || strncmp(text, "gitdir: ", 8))
 		return false;
@@ -232,8 +232,7 @@ static bool gitfile_reviewed(struct reviewer *rv, const char *path)
 			   : isd_xasprintf("%s/%.*s/%s", rv->project, (int)(base_name(path) - path), path, to);
 	if (isd_resolve_abs_path_lexically(abs, &norm) < 0)
 		return false;
-	return (!strncmp(norm, wt, strlen(wt)) && !strchr(norm + strlen(wt), '/') && norm[strlen(wt)]) ||
-	       (!strncmp(norm, mod, strlen(mod)) && norm[strlen(mod)]);
+	return ((rest = isd_path_rest(norm, wt)) && rest[0] && !strchr(rest, '/')) || isd_path_below(norm, mod);
 }
 
 static void review_path(struct reviewer *rv, const struct isd_change *e)
@@ -338,27 +337,17 @@ static void review_objects(struct reviewer *rv, const char *gitdir)
 
 /* --- where the project's config points ---------------------------- */
 
-/* value (a pathname of git's config: "~/" is HOME) as a path relative to
- * the project, or NULL when it lies outside. */
+/* value (a pathname of git's config) as a path relative to the project
+ * ("." for the project itself), or NULL when it lies outside. */
 static char *project_rel(const char *project, const char *base, const char *value)
 {
-	_cleanup_free_ char *abs = NULL, *norm = NULL;
-	const char *home = getenv("HOME");
-	size_t n = strlen(project);
+	char *rel = isd_git_config_pathname(value, base, project);
 
-	if (!value || !value[0])
-		return NULL;
-	if (!strncmp(value, "~/", 2) && home)
-		abs = isd_xasprintf("%s/%s", home, value + 2);
-	else if (value[0] == '/')
-		abs = isd_xstrdup(value);
-	else
-		abs = isd_xasprintf("%s/%s", base, value);
-	if (isd_resolve_abs_path_lexically(abs, &norm) < 0)
-		return NULL;
-	if (strncmp(norm, project, n) || (norm[n] && norm[n] != '/'))
-		return NULL;
-	return isd_xstrdup(norm[n] ? norm + n + 1 : ".");
+	if (rel && !rel[0]) {
+		free(rel);
+		return isd_xstrdup(".");
+	}
+	return rel;
 }
 
 static void collect_pointers(struct reviewer *rv, const char *project, const char *text, size_t len,

@@ -9,6 +9,7 @@
 #include "isd/session.h"
 #include "isd/session-changes.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -308,12 +309,6 @@ int isd_session_open(const char *id, bool lock, struct isd_session *out)
 	return 0;
 }
 
-static bool contains(const char *project, const char *dir)
-{
-	size_t n = strlen(project);
-
-	return !strcmp(project, "/") || (!strncmp(dir, project, n) && (dir[n] == '/' || dir[n] == '\0'));
-}
 
 static void local_time(int64_t ns, char *buf, size_t size);
 
@@ -341,7 +336,7 @@ int isd_session_find_latest(const char *dir, bool lock, struct isd_session *out)
 
 		if (load(root, ids[i], &s) < 0)
 			continue;
-		if (!contains(s.project, dir)) {
+		if (!isd_path_under(dir, s.project)) {
 			isd_session_free(&s);
 			continue;
 		}
@@ -662,7 +657,7 @@ static int discard_all(void)
 
 		if (load(root, ids[i], &s) < 0)
 			continue;
-		if (contains(s.project, cwd)) {
+		if (isd_path_under(cwd, s.project)) {
 			isd_session_free(&s);
 			if (isd_session_open(ids[i], true, &s) < 0) {
 				fprintf(stderr, "isd: discard: session %s is running: left alone\n", ids[i]);

@@ -6,6 +6,7 @@
 #include "isd/session.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -185,7 +186,6 @@ int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struc
 	struct isd_workspace *ws = &spec->workspace;
 	_cleanup_free_ char *home = NULL, *path = NULL;
 	struct isd_mount m = {.type = ISD_MOUNT_BIND};
-	size_t n;
 
 	if (ws->session) {
 		struct isd_session s;
@@ -217,8 +217,7 @@ int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struc
 	if (!path)
 		return isd_error(-errno, "--workspace %s", ws->path);
 	home = resolve_home(caller_home);
-	n = strlen(path);
-	if (!strcmp(path, "/") || (home && !strncmp(home, path, n) && (home[n] == '/' || !home[n])))
+	if (!strcmp(path, "/") || (home && isd_path_under(home, path)))
 		return isd_error(0, "the workspace %s: that is your home directory or one of its parents; run isd from inside a project directory (or use --profile none)",
 				 path);
 	free(ws->path);
@@ -520,22 +519,16 @@ static void protect_modules(struct isd_workspace *ws, int dir, const char *rel, 
 }
 
 /* The path value (of git's config, relative to base) names inside the
- * workspace, relative to it; NULL when outside. */
+ * workspace, relative to it; NULL when outside or the workspace itself. */
 static char *inside(const struct isd_workspace *ws, const char *base, const char *value)
 {
-	_cleanup_free_ char *abs = NULL, *norm = NULL;
-	const char *home = getenv("HOME");
-	size_t n = strlen(ws->path);
+	char *rel = isd_git_config_pathname(value, base, ws->path);
 
-	if (!value || !value[0])
+	if (rel && !rel[0]) {
+		free(rel);
 		return NULL;
-	if (!strncmp(value, "~/", 2))
-		abs = home ? isd_xasprintf("%s/%s", home, value + 2) : NULL;
-	else
-		abs = value[0] == '/' ? isd_xstrdup(value) : isd_xasprintf("%s/%s", base, value);
-	if (!abs || isd_resolve_abs_path_lexically(abs, &norm) < 0 || strncmp(norm, ws->path, n) || norm[n] != '/')
-		return NULL;
-	return isd_xstrdup(norm + n + 1);
+	}
+	return rel;
 }
 
 /* What the repository's config names in the work tree: core.hooksPath
