@@ -15,7 +15,7 @@ _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --session --mask
     --unmask --allow --allow-file --add-host --activity-log
-    --forward --forward-unix --proxy-port --network-log --unsafe-host-root
+    --forward --forward-unix --publish --proxy-port --network-log --unsafe-host-root
     --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
     --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits'
 _isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
@@ -25,11 +25,11 @@ _isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --workspace-keep
     --session --activity-log --mask --unmask --git-writable --allow --allow-file --add-host
-    --forward --forward-unix --proxy-port --network-log
+    --forward --forward-unix --publish --proxy-port --network-log
     --cap-drop --memory --memory-swap --memory-reservation --cpus --cpu-shares
     --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
     --print-spec --rm --interactive --tty --no-tty --read-only --init --help
-    -e -v -w -u -h -i -t --'
+    -e -v -w -u -h -p -i -t --'
 
 # The agents isd knows (src/profile.c): their command brings the agent
 # profile, and --agent-state knows where they keep their state.
@@ -403,7 +403,7 @@ _isd_exec()
             local k c
             for ((k = 1; k < ${#w}; k++)); do
                 c=${w:k:1}
-                if [[ $c == [evwuh] ]]; then
+                if [[ $c == [evwuhp] ]]; then
                     if ((k == ${#w} - 1)); then
                         ((i++))
                         ((i == _isd_cword)) && want_value=-$c

@@ -54,9 +54,9 @@ function __isd_exec_command_index
     set -l takes_value --env --env-file --volume --mount --tmpfs --workdir --user --hostname \
         --network --net --rootfs --image --security-opt --pid --ipc --profile --agent \
         --agent-state --project --workspace --session --activity-log --mask --unmask --allow --allow-file \
-        --add-host --forward --forward-unix --proxy-port --network-log --cap-drop --cap-add \
+        --add-host --forward --forward-unix --publish --proxy-port --network-log --cap-drop --cap-add \
         --memory --memory-swap --memory-reservation --cpus --cpu-shares --cpu-weight \
-        --cpuset-cpus --pids-limit --blkio-weight --limits -e -v -w -u -h
+        --cpuset-cpus --pids-limit --blkio-weight --limits -e -v -w -u -h -p
     set -l want_value 0
     # words[1] is isd, words[2] exec or run (no options come before it).
     for i in (seq 3 (count $words))
@@ -138,6 +138,7 @@ complete -c isd -n __isd_exec_opt -l allow-file -r -F -d 'Allow rules, one a lin
 complete -c isd -n __isd_exec_opt -l add-host -x -d 'NAME:IP in /etc/hosts'
 complete -c isd -n __isd_exec_opt -l forward -x -d '[PORT:]HOST:PORT to a host service'
 complete -c isd -n __isd_exec_opt -l forward-unix -r -F -d 'SANDBOX_PATH:HOST_PATH unix socket'
+complete -c isd -n __isd_exec_opt -s p -l publish -x -d '[IP:]HOST_PORT:SANDBOX_PORT to a server inside'
 complete -c isd -n __isd_exec_opt -l proxy-port -x -d 'Netless proxy port'
 complete -c isd -n __isd_exec_opt -l network-log -r -F -d 'Log every connection'
 complete -c isd -n __isd_exec_opt -l pid -x -a 'private host' -d 'Pid namespace'

@@ -42,6 +42,8 @@ void isd_cli_exec_usage(FILE *out)
 	      "      --add-host NAME:IP      NAME resolves to IP (netless: IP is allowed for NAME)\n"
 	      "      --forward [PORT:]HOST:HPORT  sandbox 127.0.0.1:PORT reaches HOST:HPORT on the host\n"
 	      "      --forward-unix SANDBOX_PATH:HOST_PATH  same for a host unix socket\n"
+	      "  -p, --publish [IP:]HPORT:PORT  the host's IP:HPORT (IP 127.0.0.1 by default)\n"
+	      "                              reaches a server on the sandbox's port PORT\n"
 	      "      --proxy-port N          netless proxy port on 127.0.0.1 (default 3128)\n"
 	      "      --network-log FILE      every connection: time, destination, verdict, bytes\n"
 	      "      --pid private|host      host: no pid namespace, outer /proc read-only\n"

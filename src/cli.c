@@ -116,6 +116,7 @@ static const struct option exec_options[] = {
 	{"add-host", required_argument, NULL, OPT_ADD_HOST},
 	{"forward", required_argument, NULL, OPT_FORWARD},
 	{"forward-unix", required_argument, NULL, OPT_FORWARD_UNIX},
+	{"publish", required_argument, NULL, 'p'},
 	{"proxy-port", required_argument, NULL, OPT_PROXY_PORT},
 	{"network-log", required_argument, NULL, OPT_NETWORK_LOG},
 	{"read-only", no_argument, NULL, OPT_READ_ONLY},
@@ -233,7 +234,7 @@ static int find_command_index(int argc, char **argv)
 			continue;
 		}
 		for (const char *c = a + 1; *c; c++) {
-			if (strchr("evwuh", *c)) {
+			if (strchr("evwuhp", *c)) {
 				if (!c[1])
 					i++;
 				break;
@@ -465,7 +466,7 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		goto out;
 	optind = 0; /* full reset: profiles and tests parse more than once */
 	opterr = 0;
-	while ((opt = getopt_long(args.argc, args.argv, "+:e:v:w:u:h:it", exec_options, NULL)) != -1) {
+	while ((opt = getopt_long(args.argc, args.argv, "+:e:v:w:u:h:p:it", exec_options, NULL)) != -1) {
 		struct isd_mount m;
 		const char *arg = optarg;
 
@@ -593,6 +594,9 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 			break;
 		case OPT_FORWARD_UNIX:
 			r = isd_netcfg_add_forward_unix(&spec->net, arg);
+			break;
+		case 'p':
+			r = isd_netcfg_add_publish(&spec->net, arg);
 			break;
 		case OPT_NETWORK_LOG:
 			r = isd_netcfg_set_log(&spec->net, arg, caller->cwd);

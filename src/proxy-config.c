@@ -272,6 +272,7 @@ void isd_netcfg_free(struct isd_netcfg *cfg)
 		free(cfg->forwards_unix[i].host_path);
 	}
 	free(cfg->forwards_unix);
+	free(cfg->publish);
 	free(cfg->log_path);
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -377,8 +378,8 @@ int isd_netcfg_validate(const struct isd_spec *spec)
 		return isd_error(0, "--allow, --allow-file and --proxy-port need --network netless (the network mode is %s)", mode);
 	if ((c->n_forwards || c->n_forwards_unix) && spec->network == ISD_NET_HOST)
 		return isd_error(0, "--forward and --forward-unix do not apply to --network host (the sandbox shares the host's network already)");
-	if (c->log_path && spec->network != ISD_NET_NETLESS && !c->n_forwards && !c->n_forwards_unix)
-		return isd_error(0, "--network-log needs --network netless or a --forward");
+	if (c->log_path && spec->network != ISD_NET_NETLESS && !c->n_forwards && !c->n_forwards_unix && !c->n_publish)
+		return isd_error(0, "--network-log needs --network netless, a --forward or a --publish");
 	for (size_t i = 0; i < c->n_forwards; i++) {
 		uint16_t p = c->forwards[i].sandbox_port;
 		if (spec->network == ISD_NET_NETLESS && (p == pp || p == 53 || p == 80 || p == 443))
@@ -387,7 +388,7 @@ int isd_netcfg_validate(const struct isd_spec *spec)
 	}
 	if (spec->network == ISD_NET_NETLESS && (pp == 53 || pp == 80 || pp == 443))
 		return isd_error(0, "--proxy-port %u: taken by isd's DNS stub or capture in netless mode", pp);
-	return 0;
+	return isd_netcfg_validate_publish(spec);
 }
 
 static void setenv_default(struct isd_spec *spec, const char *name, const char *value)
@@ -517,6 +518,7 @@ struct json_object *isd_netcfg_to_json(const struct isd_spec *spec)
 		json_object_array_add(fwd, f);
 	}
 	json_object_object_add(o, "forwards", fwd);
+	json_object_object_add(o, "publish", isd_netcfg_publish_json(c));
 	if (c->log_path)
 		json_object_object_add(o, "log", json_object_new_string(c->log_path));
 	return o;

@@ -316,7 +316,12 @@ void proxy_conn_fail(struct isd_proxy *p, struct conn *c, int status, const char
 		proxy_buf_append(p, &c->u2c, head, (size_t)n);
 		proxy_buf_append(p, &c->u2c, body, strlen(body));
 	} else {
-		/* capture, forward, or a tunnel already answered: only closing is left */
+		/* capture, forward, or a tunnel already answered: only closing is
+		 * left.  A published port's client learns it at once (a reset,
+		 * as when nothing listens), not from an empty answer. */
+		if (c->kind == CK_PUBLISH)
+			setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &(struct linger){.l_onoff = 1, .l_linger = 0},
+				   sizeof(struct linger));
 		proxy_conn_close(p, c);
 		return;
 	}

@@ -29,6 +29,7 @@ enum ev_kind {
 	EV_DNS_UDP,
 	EV_WAKE,
 	EV_RESOLVED,
+	EV_FACTORY, /* answers of the socket factory (--publish) */
 };
 
 /* The first member of everything registered with epoll. */
@@ -65,6 +66,7 @@ enum conn_kind {
 	CK_FORWARD,
 	CK_FORWARD_UNIX,
 	CK_DNS_TCP,
+	CK_PUBLISH,    /* from the host, to a server inside */
 };
 
 struct resolve_job;
@@ -94,6 +96,8 @@ struct conn {
 	time_t deadline;         /* 0 = none */
 	struct resolve_job *job;
 	int fwd_index;
+	uint64_t cookie;         /* --publish: the socket asked for */
+	int publish_err;         /* --publish: why the first address failed */
 	struct conn *prev, *next;
 };
 
@@ -133,6 +137,12 @@ struct isd_proxy {
 	size_t n_dns_logged;
 	struct proxy_resolver *resolver; /* proxy-resolve.c */
 	int resolved_fd;                 /* its wake-up, in the relay's epoll */
+	/* --publish (proxy-publish.c): the sandbox's network namespace until
+	 * the factory that makes sockets in it runs, then its socket. */
+	int netns_fd, factory_fd;
+	pid_t factory_pid;
+	struct ev factory_ev;
+	uint64_t next_cookie;
 };
 
 struct resolve_job {
@@ -164,6 +174,16 @@ void proxy_tunnel_open(struct isd_proxy *p, struct conn *c);
 void proxy_tunnel_close(struct conn *c);
 /* Moves what can move both ways: 1 something moved, 0 nothing, -2 error. */
 int proxy_tunnel_step(struct isd_proxy *p, struct conn *c);
+/* proxy-publish.c */
+/* isd_proxy_new: the host's listening sockets, before the sandbox exists. */
+int proxy_publish_listen(struct isd_proxy *p);
+/* isd_proxy_start: the socket factory in the sandbox's network namespace. */
+int proxy_publish_start(struct isd_proxy *p);
+void proxy_publish_stop(struct isd_proxy *p);
+void proxy_publish_accept(struct isd_proxy *p, const struct listener *l, int fd);
+void proxy_publish_factory_event(struct isd_proxy *p);
+/* A connection inside failed with err: the next address, or the end. */
+void proxy_publish_connect_failed(struct isd_proxy *p, struct conn *c, int err);
 /* proxy.c */
 /* "host:port", "[v6]:port" */
 void proxy_format_target(const char *host, uint16_t port, char *buf, size_t len);

@@ -4,7 +4,8 @@
  * listening sockets inside the sandbox's network namespace (it still holds
  * CAP_NET_BIND_SERVICE and CAP_NET_ADMIN there) and hands each to isd on
  * the host.  After that the sandbox holds none of them: connections queue
- * in the kernel until isd's relay thread accepts them.
+ * in the kernel until isd's relay thread accepts them.  For --publish it
+ * hands over its network namespace itself.
  */
 #define _GNU_SOURCE
 #include "net.h"
@@ -13,6 +14,7 @@
 #include "isd/util.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -138,6 +140,15 @@ int isd_net_sandbox_listeners(const struct isd_spec *spec, int (*send_fd)(int32_
 	for (size_t i = 0; i < cfg->n_forwards_unix; i++) {
 		r = listen_unix(cfg->forwards_unix[i].sandbox_path, &fd);
 		if (r < 0 || (r = send_and_close(send_fd, ISD_NET_FD_FORWARD_UNIX, i, fd)) < 0)
+			return r;
+	}
+	/* --publish: isd's socket factory enters this namespace to connect
+	 * to the servers inside (src/proxy-publish.c). */
+	if (cfg->n_publish) {
+		fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return isd_error(-errno, "--publish: opening the sandbox's network namespace");
+		if ((r = send_and_close(send_fd, ISD_NET_FD_NETNS, 0, fd)) < 0)
 			return r;
 	}
 	return 0;

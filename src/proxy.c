@@ -486,7 +486,10 @@ static void upstream_event(struct isd_proxy *p, struct conn *c)
 		}
 		close(c->ufd);
 		c->ufd = -1;
-		connect_next(p, c, err);
+		if (c->kind == CK_PUBLISH)
+			proxy_publish_connect_failed(p, c, err);
+		else
+			connect_next(p, c, err);
 		return;
 	}
 	if (c->state == ST_RELAY || c->state == ST_SNI)
@@ -555,6 +558,9 @@ static void accept_on(struct isd_proxy *p, struct listener *l)
 			snprintf(c->host, sizeof(c->host), "%s", p->cfg->forwards_unix[l->index].host_path);
 			decide(p, c);
 			break;
+		case ISD_NET_FD_PUBLISH:
+			proxy_publish_accept(p, l, fd);
+			break;
 		default:
 			close(fd);
 		}
@@ -572,9 +578,13 @@ static void expire(struct isd_proxy *p)
 		if (c->state == ST_CONNECTING) {
 			close(c->ufd);
 			c->ufd = -1;
-			connect_next(p, c, ETIMEDOUT);
+			if (c->kind == CK_PUBLISH)
+				proxy_publish_connect_failed(p, c, ETIMEDOUT);
+			else
+				connect_next(p, c, ETIMEDOUT);
 		} else if (c->state == ST_RESOLVING) {
-			proxy_conn_fail(p, c, 504, "resolving the name on the host timed out");
+			proxy_conn_fail(p, c, 504, c->kind == CK_PUBLISH ? "no socket came from the sandbox's network namespace in time"
+									  : "resolving the name on the host timed out");
 		} else if (c->state != ST_RELAY) {
 			proxy_conn_close(p, c);
 		}
@@ -624,6 +634,9 @@ static void *loop_main(void *arg)
 				break;
 			case EV_RESOLVED:
 				proxy_resolver_collect(p, resolved_cb);
+				break;
+			case EV_FACTORY:
+				proxy_publish_factory_event(p);
 				break;
 			case EV_CLIENT:
 			case EV_UPSTREAM: {
@@ -687,7 +700,7 @@ int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out)
 	 * default for builds): no warning on every step. */
 	if (spec->network == ISD_NET_HOST && !spec->build_caps)
 		isd_warn("--network host: the sandbox can reach services on the host's loopback and its abstract unix sockets (use --network netless for agents)");
-	if (spec->network != ISD_NET_NETLESS && !cfg->n_forwards && !cfg->n_forwards_unix)
+	if (spec->network != ISD_NET_NETLESS && !cfg->n_forwards && !cfg->n_forwards_unix && !cfg->n_publish)
 		return 0;
 	p = isd_xcalloc(1, sizeof(*p));
 	p->spec = spec;
@@ -695,8 +708,12 @@ int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out)
 	p->wake_fd = -1;
 	p->epfd = -1;
 	p->resolved_fd = -1;
+	p->netns_fd = -1;
+	p->factory_fd = -1;
+	p->factory_pid = -1;
 	p->wake_ev.kind = EV_WAKE;
 	p->resolved_ev.kind = EV_RESOLVED;
+	p->factory_ev.kind = EV_FACTORY;
 	p->quiet_denials = spec->tty && !cfg->log_path;
 	if (cfg->log_path) {
 		int fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
@@ -715,6 +732,15 @@ int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out)
 		isd_proxy_free(p);
 		return r;
 	}
+	/* The host's ports are taken now, before the sandbox exists: one
+	 * that cannot be had ends the run before the payload starts. */
+	if (cfg->n_publish) {
+		int r = proxy_publish_listen(p);
+		if (r < 0) {
+			isd_proxy_free(p);
+			return r;
+		}
+	}
 	host_own_addrs(p);
 	proxy_fakes_init(p);
 	*out = p;
@@ -726,10 +752,16 @@ void isd_proxy_adopt_fd(struct isd_proxy *p, int32_t tag, int fd)
 	struct listener *l;
 	uint32_t role = (uint32_t)tag >> 24, index = (uint32_t)tag & 0xffffff;
 
-	if (!p || role < ISD_NET_FD_PROXY || role > ISD_NET_FD_FORWARD_UNIX ||
+	/* (ISD_NET_FD_PUBLISH sockets are the host's, never the sandbox's) */
+	if (!p || role < ISD_NET_FD_PROXY || role > ISD_NET_FD_NETNS ||
 	    (role == ISD_NET_FD_FORWARD && index >= p->cfg->n_forwards) ||
-	    (role == ISD_NET_FD_FORWARD_UNIX && index >= p->cfg->n_forwards_unix)) {
+	    (role == ISD_NET_FD_FORWARD_UNIX && index >= p->cfg->n_forwards_unix) ||
+	    (role == ISD_NET_FD_NETNS && (!p->cfg->n_publish || p->netns_fd >= 0))) {
 		close(fd);
+		return;
+	}
+	if (role == ISD_NET_FD_NETNS) {
+		p->netns_fd = fd;
 		return;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -757,6 +789,10 @@ int isd_proxy_start(struct isd_proxy *p)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	p->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (size_t)rl.rlim_cur : 1024;
+	/* Forks: before the resolver's threads exist. */
+	r = proxy_publish_start(p);
+	if (r < 0)
+		return r;
 	r = proxy_resolver_start(p);
 	if (r < 0)
 		return isd_error(r, "starting the network relay's resolver");
@@ -789,6 +825,7 @@ void isd_proxy_free(struct isd_proxy *p)
 		proxy_conn_close(p, p->conns);
 	proxy_free_dead(p);
 	proxy_resolver_stop(p);
+	proxy_publish_stop(p);
 	while (p->listeners) {
 		struct listener *l = p->listeners;
 		p->listeners = l->next;

@@ -72,6 +72,14 @@ struct isd_forward_unix {
 	char *host_path;
 };
 
+/* -p/--publish: a port of the host relayed to a server inside. */
+struct isd_publish {
+	struct isd_addr addr;  /* on the host: 127.0.0.1 unless given */
+	uint16_t host_port;
+	uint16_t sandbox_port; /* on the sandbox's loopback (127.0.0.1, then ::1) */
+};
+#define ISD_PUBLISH_MAX 256
+
 /* A name known before the sandbox starts (exact allow rules and
  * --add-host), with the fake address the sandbox sees for it. */
 struct isd_static_name {
@@ -88,6 +96,8 @@ struct isd_netcfg {
 	size_t n_forwards;
 	struct isd_forward_unix *forwards_unix;
 	size_t n_forwards_unix;
+	struct isd_publish *publish;
+	size_t n_publish;
 	uint16_t proxy_port; /* 0 = not given (ISD_PROXY_DEFAULT_PORT) */
 	char *log_path;      /* --network-log, NULL = denials on stderr */
 	bool netless_options; /* an option that only netless honours was given */
@@ -99,6 +109,9 @@ int isd_netcfg_read_allow_file(struct isd_netcfg *cfg, const char *path);
 int isd_netcfg_add_host(struct isd_netcfg *cfg, const char *arg);
 int isd_netcfg_add_forward(struct isd_netcfg *cfg, const char *arg);
 int isd_netcfg_add_forward_unix(struct isd_netcfg *cfg, const char *arg);
+/* [IP:]HOSTPORT:SANDBOXPORT[/tcp], ports or equal-length ranges A-B
+ * (src/publish.c). */
+int isd_netcfg_add_publish(struct isd_netcfg *cfg, const char *arg);
 int isd_netcfg_set_proxy_port(struct isd_netcfg *cfg, const char *arg);
 int isd_netcfg_set_log(struct isd_netcfg *cfg, const char *arg, const char *cwd);
 void isd_netcfg_free(struct isd_netcfg *cfg);
@@ -106,6 +119,9 @@ uint16_t isd_netcfg_proxy_port(const struct isd_netcfg *cfg);
 
 /* Mode-dependent checks, from isd_spec_validate(). */
 int isd_netcfg_validate(const struct isd_spec *spec);
+int isd_netcfg_validate_publish(const struct isd_spec *spec);
+/* The "publish" array of --print-spec. */
+struct json_object *isd_netcfg_publish_json(const struct isd_netcfg *cfg);
 /* The proxy variables common tools read (netless only); a variable the
  * user set with -e/--env-file wins. */
 void isd_netcfg_apply_env(struct isd_spec *spec);
@@ -210,7 +226,9 @@ enum isd_net_fd_role {
 	ISD_NET_FD_DNS_TCP,
 	ISD_NET_FD_CAPTURE,     /* 0.0.0.0:80/443 and fake:PORT, target from getsockname */
 	ISD_NET_FD_FORWARD,     /* index: forwards[index] */
-	ISD_NET_FD_FORWARD_UNIX /* index: forwards_unix[index] */
+	ISD_NET_FD_FORWARD_UNIX, /* index: forwards_unix[index] */
+	ISD_NET_FD_NETNS,       /* the sandbox's network namespace (--publish) */
+	ISD_NET_FD_PUBLISH,     /* on the host, isd's own: publish[index] */
 };
 #define ISD_NET_FD_TAG(role, index) ((int32_t)(((uint32_t)(role) << 24) | ((uint32_t)(index) & 0xffffffu)))
 

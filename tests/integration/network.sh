@@ -717,3 +717,191 @@ test_relay_symbols_prefixed() {
 	expect_eq "$bare" "" "unprefixed global symbols of the relay"
 	expect_contains "$(cat "$T/syms")" "proxy_pump" "the symbol table lists the relay's functions"
 }
+
+# ---- -p/--publish: a host port reaches a server inside ----
+
+publish_setup() {
+	command -v curl >/dev/null || skip "curl (curl) is not installed"
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	HPY=$(command -v python3) || skip "python3 (python3) is not installed"
+	mkdir -p "$T/www" "$T/ctl"
+	echo hello >"$T/www/hello.txt"
+	head -c 2000000 /dev/urandom >"$T/www/big.bin"
+}
+
+# A port of the host's loopback that is free now.
+free_port() {
+	"$HPY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# publish_start ARGS...: isd exec ARGS in the background; its payload serves
+# $T/www over HTTP on the sandbox's 127.0.0.1:8000 and [::1]:8001 until the
+# test ends it (publish_finish).
+publish_start() {
+	"$ISD" exec -v "$T/www:/srv:ro" -v "$T/ctl:/ctl" "$@" -- /bin/sh -c '
+		cd /srv || exit 1
+		'"$SPY"' -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 & a=$!
+		'"$SPY"' -m http.server 8001 --bind ::1 >/dev/null 2>&1 & b=$!
+		i=0
+		while [ ! -e /ctl/done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+		kill $a $b
+		echo payload-done' >"$T/pub.out" 2>"$T/pub.err" </dev/null &
+	PUB_PID=$!
+	at_teardown "touch '$T/ctl/done'; wait $PUB_PID 2>/dev/null"
+}
+
+publish_finish() {
+	touch "$T/ctl/done"
+	wait "$PUB_PID"
+	rc=$?
+	out=$(cat "$T/pub.out")
+	err=$(cat "$T/pub.err")
+}
+
+# publish_fetch URL: $got, once the server inside answers (it is starting).
+publish_fetch() {
+	i=0
+	while ! got=$(curl -sS --max-time 5 "$1" 2>"$T/curl.err"); do
+		i=$((i + 1))
+		[ $i -lt 150 ] || fail "$1 never answered: $(cat "$T/curl.err"); isd: $(cat "$T/pub.err")"
+		kill -0 "$PUB_PID" 2>/dev/null || fail "isd ended: $(cat "$T/pub.err")"
+		sleep 0.1
+	done
+}
+
+# publish_listens ADDR_HEX PORT: the host has a listening socket there.
+publish_listens() {
+	awk -v want="$1:$(printf %04X "$2")" '$2 == want && $4 == "0A" {found = 1} END {exit !found}' /proc/net/tcp
+}
+
+test_publish_none() {
+	publish_setup
+	hp=$(free_port)
+	hp6=$(free_port)
+	publish_start --network none -p "$hp:8000" -p "$hp6:8001/tcp"
+	publish_fetch "http://127.0.0.1:$hp/hello.txt"
+	expect_eq "$got" hello "--network none: the host fetches from the server inside"
+	publish_listens 0100007F "$hp" || fail "the published port is not on the host's 127.0.0.1 alone: $(cat /proc/net/tcp)"
+	# (a file of /proc has no size: -s would not do)
+	if grep -q . /proc/net/if_inet6 2>/dev/null; then
+		publish_fetch "http://127.0.0.1:$hp6/hello.txt"
+		expect_eq "$got" hello "a server that listens on ::1 only"
+	fi
+	publish_finish
+	expect_rc 0
+	expect_eq "$out" payload-done
+}
+
+test_publish_netless() {
+	publish_setup
+	hp=$(free_port)
+	publish_start --network netless -p "0.0.0.0:$hp:8000"
+	publish_fetch "http://127.0.0.1:$hp/hello.txt"
+	expect_eq "$got" hello "--network netless, an explicit 0.0.0.0"
+	publish_listens 00000000 "$hp" || fail "0.0.0.0:$hp does not listen: $(cat /proc/net/tcp)"
+	publish_finish
+	expect_rc 0
+	expect_eq "$out" payload-done
+}
+
+test_publish_private_pasta() {
+	command -v pasta >/dev/null || [ -x /usr/bin/pasta ] || skip "pasta (package passt) is not installed"
+	private_usable
+	publish_setup
+	hp=$(free_port)
+	ISD_PRIVATE_NET_HELPER=pasta publish_start --network private -p "$hp:8000"
+	publish_fetch "http://127.0.0.1:$hp/hello.txt"
+	expect_eq "$got" hello "--network private (pasta)"
+	publish_finish
+	expect_rc 0
+	expect_eq "$out" payload-done
+}
+
+# Nothing listens on the sandbox port: that client gets a reset, isd and
+# the sandbox go on; many connections at once each get their whole answer.
+test_publish_refused_and_concurrent() {
+	publish_setup
+	hp=$(free_port)
+	hq=$(free_port)
+	publish_start --network none -p "$hp:8000" -p "$hq:8009"
+	publish_fetch "http://127.0.0.1:$hp/hello.txt"
+	got=$("$HPY" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+# nothing sent: a close with unread data would be a reset anyway
+try:
+    print("data" if s.recv(100) else "closed")
+except ConnectionResetError:
+    print("reset")' "$hq")
+	expect_eq "$got" reset "a published port with nothing behind it resets the connection"
+	got=$("$HPY" -c '
+import hashlib, socket, sys
+want = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+socks = [socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30) for _ in range(16)]
+for s in reversed(socks):
+    s.sendall(b"GET /big.bin HTTP/1.0\r\n\r\n")
+ok = 0
+for s in socks:
+    data = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        data += d
+    body = data.split(b"\r\n\r\n", 1)[1]
+    ok += hashlib.sha256(body).hexdigest() == want
+print(ok)' "$hp" "$T/www/big.bin")
+	expect_eq "$got" 16 "16 connections open at once, each with the whole file"
+	publish_fetch "http://127.0.0.1:$hp/hello.txt"
+	expect_eq "$got" hello "isd still relays"
+	publish_finish
+	expect_rc 0
+	expect_eq "$out" payload-done "the sandbox went on"
+	expect_contains "$err" "nothing listens on port 8009 in the sandbox"
+}
+
+test_publish_validated() {
+	publish_setup
+	for bad in "-p 18000" "-p 0:80" "-p 8080:70000" "-p 80:80/udp" "-p 8080:80 -p 8080:81" \
+		"-p 0.0.0.0:8080:80 -p 127.0.0.1:8080:81" "-p bogus:8080:80" "-p 1:2:3:4" "-p 8000-8002:80-81" \
+		"--network host -p 8080:80" "--network netless -p 8080:3128" "--network netless -p 8080:53" \
+		"--forward 9000:127.0.0.1:80 -p 8080:9000"; do
+		# shellcheck disable=SC2086
+		run_isd exec $bad -- true
+		expect_rc 125 "$bad"
+		[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "$bad: error must be one line: $err"
+	done
+	run_isd exec --network host -p 8080:80 -- true
+	expect_contains "$err" "does not apply to --network host"
+	# A host port isd cannot have: one line, and the payload never ran.
+	"$HPY" -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/held" &
+	held=$!
+	at_teardown "kill $held 2>/dev/null"
+	i=0
+	while [ ! -s "$T/held" ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "the port holder did not start"
+		sleep 0.05
+	done
+	hp=$(cat "$T/held")
+	run_isd exec -v "$T/ctl:/ctl" -p "$hp:8000" -- touch /ctl/ran
+	expect_rc 125 "a host port in use"
+	expect_eq "$(printf '%s\n' "$err" | wc -l)" 1 "one line: $err"
+	expect_contains "$err" "--publish: listening on 127.0.0.1:$hp on the host"
+	[ ! -e "$T/ctl/ran" ] || fail "the payload ran although its published port could not be had"
+	# --print-spec, and a profile's --publish
+	mkdir -p "$T/config/isd/profiles"
+	printf -- '--publish 127.0.0.1:18080:3000\n-p 0.0.0.0:18081-18082:4000-4001/tcp\n' >"$T/config/isd/profiles/web.conf"
+	XDG_CONFIG_HOME=$T/config run_isd exec --print-spec --profile web -p '[::1]:18083:5000' -p 18084:6000 -- true
+	expect_rc 0
+	got=$(printf '%s' "$out" | "$HPY" -c 'import json, sys
+for p in json.load(sys.stdin)["network_config"]["publish"]:
+    print(p["host"], p["host_port"], p["sandbox_port"])')
+	expect_eq "$got" "127.0.0.1 18080 3000
+0.0.0.0 18081 4000
+0.0.0.0 18082 4001
+::1 18083 5000
+127.0.0.1 18084 6000" "--print-spec lists every published port, 127.0.0.1 by default"
+}

@@ -97,6 +97,39 @@ static void test_matching(void)
 	isd_netcfg_free(&cfg);
 }
 
+/* -p/--publish: Docker's syntax, 127.0.0.1 unless an address is given. */
+static void test_publish_parse(void)
+{
+	struct isd_netcfg cfg = {0};
+	struct isd_addr lo, any, lo6;
+
+	isd_addr_parse("127.0.0.1", &lo);
+	isd_addr_parse("0.0.0.0", &any);
+	isd_addr_parse("::1", &lo6);
+	CHECK(isd_netcfg_add_publish(&cfg, "8080:3000") == 0 && cfg.n_publish == 1 &&
+	      isd_addr_equal(&cfg.publish[0].addr, &lo) && cfg.publish[0].host_port == 8080 &&
+	      cfg.publish[0].sandbox_port == 3000);
+	CHECK(isd_netcfg_add_publish(&cfg, "0.0.0.0:8081:3000/tcp") == 0 && isd_addr_equal(&cfg.publish[1].addr, &any));
+	CHECK(isd_netcfg_add_publish(&cfg, "[::1]:8080:3001") == 0 && isd_addr_equal(&cfg.publish[2].addr, &lo6));
+	CHECK(isd_netcfg_add_publish(&cfg, "9000-9002:4000-4002") == 0 && cfg.n_publish == 6 &&
+	      cfg.publish[5].host_port == 9002 && cfg.publish[5].sandbox_port == 4002);
+	CHECK(isd_netcfg_add_publish(&cfg, "8080:1") < 0);            /* the same host port twice */
+	CHECK(isd_netcfg_add_publish(&cfg, "127.0.0.1:8081:1") < 0);  /* inside 0.0.0.0:8081 */
+	CHECK(isd_netcfg_add_publish(&cfg, "[::]:8080:1") < 0);       /* over [::1]:8080 */
+	CHECK(isd_netcfg_add_publish(&cfg, "127.0.0.2:8080:1") == 0); /* another address */
+	CHECK(isd_netcfg_add_publish(&cfg, "3000") < 0);              /* no host port: isd picks none */
+	CHECK(isd_netcfg_add_publish(&cfg, "127.0.0.1::3000") < 0);
+	CHECK(isd_netcfg_add_publish(&cfg, "0:3000") < 0);
+	CHECK(isd_netcfg_add_publish(&cfg, "1:65536") < 0);
+	CHECK(isd_netcfg_add_publish(&cfg, "1:2/udp") < 0);
+	CHECK(isd_netcfg_add_publish(&cfg, "localhost:1:2") < 0);     /* an address, not a name */
+	CHECK(isd_netcfg_add_publish(&cfg, "::1:1:2") < 0);           /* IPv6 in brackets */
+	CHECK(isd_netcfg_add_publish(&cfg, "10-12:20-21") < 0);       /* ranges of different lengths */
+	CHECK(isd_netcfg_add_publish(&cfg, "12-10:20-22") < 0);
+	CHECK(isd_netcfg_add_publish(&cfg, "1-300:1-300") < 0);       /* more than ISD_PUBLISH_MAX */
+	isd_netcfg_free(&cfg);
+}
+
 static void addr_class(const char *text, enum isd_addr_class expected, int line)
 {
 	struct isd_addr a;
@@ -372,6 +405,7 @@ int main(void)
 {
 	test_allow_parse();
 	test_matching();
+	test_publish_parse();
 	test_addr_classes();
 	test_http();
 	test_sni();
