@@ -17,7 +17,8 @@ _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
     --unmask --allow --allow-file --add-host --activity-log
     --forward --forward-unix --publish --proxy-port --network-log --unsafe-host-root
     --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
-    --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits'
+    --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
+    --storage-opt'
 _isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
     --read-only --privileged --init --help --workspace-keep --git-writable
     --unsafe-host-root'
@@ -27,7 +28,7 @@ _isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
     --session --activity-log --mask --unmask --git-writable --allow --allow-file --add-host
     --forward --forward-unix --publish --proxy-port --network-log
     --cap-drop --memory --memory-swap --memory-reservation --cpus --cpu-shares
-    --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
+    --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits --storage-opt
     --print-spec --rm --interactive --tty --no-tty --read-only --init --help
     -e -v -w -u -h -p -i -t --'
 
@@ -242,6 +243,7 @@ _isd_exec_value()
     --pid) _isd_add "$cur" $'private\nhost' ;;
     --ipc) _isd_add "$cur" $'private\nnone' ;;
     --limits) _isd_add "$cur" $'strict\nbest-effort' ;;
+    --storage-opt) _isd_add "$cur" $'size=\ninodes=\nmin-free=' ;;
     --cap-drop) _isd_add "$cur" ALL ;;
     --image) _isd_add "$cur" "$(_isd_image_names)" ;;
     --rootfs | --workdir | -w) _isd_files "$cur" -d ;;
@@ -594,7 +596,7 @@ _isd()
     if ((_isd_cword == 1)); then
         local w
         for w in exec run build image profile session diff apply log discard state \
-            doctor seccomp gc version help --version --help; do
+            resume doctor seccomp gc version help --version --help; do
             [[ $w == "$cur"* ]] && COMPREPLY+=("$w")
         done
         return 0
@@ -662,6 +664,9 @@ _isd()
         ;;
     gc)
         _isd_add "$cur" $'--dry-run\n-n\n--help'
+        ;;
+    resume)
+        _isd_add "$cur" $'--end\n--help'
         ;;
     esac
 

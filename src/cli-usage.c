@@ -53,6 +53,7 @@ void isd_cli_exec_usage(FILE *out)
 	      "      --memory N  --memory-swap N  --memory-reservation N  --cpus N.N\n"
 	      "      --cpu-shares N  --cpu-weight N  --cpuset-cpus LIST  --pids-limit N\n"
 	      "      --blkio-weight N  --limits strict|best-effort\n"
+	      "      --storage-opt size=N|inodes=N|min-free=N|N%  the disk (see isd-exec(1))\n"
 	      "Profiles and agents:\n"
 	      "      --profile NAME|none     options from NAME.conf (~/.config/isd/profiles,\n"
 	      "                              /etc/isd/profiles, built in); a known agent as\n"

@@ -13,6 +13,7 @@
 #include "options.h"
 #include "isd/profile.h"
 #include "rootful.h"
+#include "isd/storage.h"
 #include "isd/util.h"
 #include "workspace.h"
 
@@ -56,6 +57,7 @@ enum {
 	OPT_PIDS_LIMIT,
 	OPT_BLKIO_WEIGHT,
 	OPT_LIMITS,
+	OPT_STORAGE_OPT,
 	OPT_NO_TTY,
 	OPT_PROFILE,
 	OPT_AGENT,
@@ -134,6 +136,7 @@ static const struct option exec_options[] = {
 	{"pids-limit", required_argument, NULL, OPT_PIDS_LIMIT},
 	{"blkio-weight", required_argument, NULL, OPT_BLKIO_WEIGHT},
 	{"limits", required_argument, NULL, OPT_LIMITS},
+	{"storage-opt", required_argument, NULL, OPT_STORAGE_OPT},
 	{"unsafe-host-root", no_argument, NULL, OPT_UNSAFE_HOST_ROOT},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
@@ -724,6 +727,13 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 				spec->limits.mode = ISD_LIMITS_BEST_EFFORT;
 			else
 				r = isd_error(0, "--limits %s: expected strict or best-effort", arg);
+			break;
+		case OPT_STORAGE_OPT:
+			r = isd_storage_parse_opt(&spec->storage, arg);
+			if (r == 0) {
+				_cleanup_free_ char *key = isd_xasprintf("storage:%.*s", (int)strcspn(arg, "="), arg);
+				isd_spec_set_origin(spec, key, origin);
+			}
 			break;
 		case OPT_HELP:
 			isd_cli_exec_usage(stdout);

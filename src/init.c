@@ -9,6 +9,7 @@
 #include "net.h"
 #include "pty.h"
 #include "userns.h"
+#include "isd/storage.h"
 #include "isd/syscalls.h"
 #include "isd/process.h"
 #include "isd/util.h"
@@ -258,7 +259,9 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	}
 	close(fd);
 
-	r = isd_landlock_apply(&a->landlock);
+	r = isd_storage_payload_limits(&spec->storage);
+	if (r == 0)
+		r = isd_landlock_apply(&a->landlock);
 	if (r == 0 && a->activity)
 		r = hand_over_activity_listener(a->activity);
 	if (r == 0)

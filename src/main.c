@@ -10,6 +10,7 @@
 #include "isd/seccomp.h"
 #include "isd/session.h"
 #include "isd/spec.h"
+#include "isd/storage.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -37,6 +38,7 @@ static void usage(FILE *out)
 	      "  discard [ID|--all]           remove a stopped session and its changes\n"
 	      "  apply --state [ID]           take what the agent wrote into its own state and isd holds\n"
 	      "  state list|diff|apply|restore|discard  the agent state stores (isd state --help)\n"
+	      "  resume [--end] ID            let a sandbox frozen at a storage bound go on, or end it\n"
 	      "  gc                           remove what crashed isd runs left (cgroups, sessions)\n"
 	      "  version                      print the version\n",
 	      out);
@@ -159,6 +161,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "state"))
 		return isd_agent_state_cmd(argc - 1, argv + 1);
+	if (!strcmp(cmd, "resume"))
+		return isd_storage_resume_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		printf("isd %s\n", ISD_VERSION);
 		return 0;
@@ -167,6 +171,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, diff, apply, log, discard, session, state, gc, version, help)\n", cmd);
+	fprintf(stderr, "isd: unknown command '%s' (known: exec, build, image, doctor, profile, seccomp, diff, apply, log, discard, session, state, resume, gc, version, help)\n", cmd);
 	return ISD_EXIT_FAILURE;
 }

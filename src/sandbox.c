@@ -35,6 +35,7 @@
 #include "rootful.h"
 #include "isd/seccomp.h"
 #include "isd/session.h"
+#include "isd/storage.h"
 #include "isd/syscalls.h"
 #include "userns.h"
 #include "isd/util.h"
@@ -263,6 +264,24 @@ static int open_session(const struct isd_spec *spec, struct isd_session *session
 	return 0;
 }
 
+/* The storage watcher (src/storage-watch.c): what the sandbox writes to the
+ * host disk, named by the session's id, or by isd's pid without one. */
+static int prepare_storage(const struct isd_spec *spec, const struct isd_session *session,
+			   const struct isd_mount_extras *extras, struct isd_storage_watch **out)
+{
+	struct isd_storage_scope scope;
+	char pid[16];
+	int r;
+
+	isd_storage_scope_collect(spec, session ? session->dir : NULL, extras->state_upper, extras->state_file,
+				  spec->n_mounts, &scope);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	scope.id = session ? session->id : pid;
+	r = isd_storage_watch_prepare(spec, &scope, out);
+	isd_storage_scope_free(&scope);
+	return r;
+}
+
 int isd_sandbox_run(const struct isd_spec *spec)
 {
 	struct isd_seccomp_program seccomp = {0};
@@ -287,6 +306,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	struct isd_agent_state_run *agent_state = NULL;
 	struct isd_activity *activity = NULL;
 	_cleanup_free_ char *session_log = NULL;
+	struct isd_storage_watch *storage = NULL;
 
 	isd_cgroup_init(&cg);
 	exit_code = ISD_EXIT_FAILURE;
@@ -324,6 +344,9 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r < 0)
 		goto out;
 	r = isd_rootful_prepare(spec, have_session ? session.dir : NULL, &args.extras);
+	if (r < 0)
+		goto out;
+	r = prepare_storage(spec, have_session ? &session : NULL, &args.extras, &storage);
 	if (r < 0)
 		goto out;
 	r = isd_proxy_new(spec, &proxy);
@@ -377,6 +400,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
 		sigaction(isd_forwarded_signals[i], &sa, &old_forward[i]);
 	forwarding = true;
+	if (isd_storage_watch_run(storage, pid, cg.dirfd) < 0)
+		goto out;
 
 	if (spec->n_uid_ranges || spec->idmapped) {
 		struct isd_id_range u = {spec->uid, spec->host_uid, 1}, g = {spec->gid, spec->host_gid, 1};
@@ -438,6 +463,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 out:
 	/* A start that failed: the sandbox does not outlive it. */
 	isd_kill_and_reap(&pid);
+	isd_storage_watch_stop(storage);
 	stop_forwarding(old_forward, &forwarding);
 	if (spec->pid_host)
 		prctl(PR_SET_CHILD_SUBREAPER, was_subreaper);

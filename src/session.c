@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/session.h"
+#include "isd/storage.h"
 #include "isd/session-changes.h"
 #include "isd/util.h"
 #include "isd/path-util.h"
@@ -556,19 +557,26 @@ static int session_list(bool as_json)
 	root = isd_session_root();
 	ids = list_ids(root);
 	if (!as_json)
-		printf("%-12s  %-19s  %-7s  %7s  %7s  %s\n", "ID", "STARTED", "STATE", "CHANGES", "SIZE", "PROJECT");
+		printf("%-12s  %-19s  %-7s  %7s  %7s  %7s  %s\n", "ID", "STARTED", "STATE", "CHANGES", "SIZE", "LIMIT", "PROJECT");
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct isd_session s;
 		_cleanup_free_ char *upper_name = isd_xasprintf("%s/upper", ids[i]);
 		_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		char started[32], size[32], changes[32] = "?";
-		bool running;
-		uint64_t bytes;
+		char started[32], size[32], changes[32] = "?", limit[32] = "-";
+		bool running, frozen;
+		uint64_t bytes, bound;
+		pid_t watcher;
 		size_t count;
 
 		if (load(root, ids[i], &s) < 0)
 			continue;
 		running = isd_session_is_running(&s);
+		/* --storage-opt size= of its last run (src/storage-watch.c) */
+		if (isd_storage_read_state(s.dir, &bound, &watcher, &frozen) < 0)
+			bound = 0, frozen = false;
+		frozen = frozen && running;
+		if (bound)
+			human_size(bound, limit, sizeof(limit));
 		bytes = rootfd >= 0 ? tree_bytes(rootfd, upper_name) : 0;
 		r = isd_session_count_changes(&s, &count);
 		if (r == 0)
@@ -582,7 +590,8 @@ static int session_list(bool as_json)
 			json_object_object_add(o, "project", json_object_new_string(s.project));
 			json_object_object_add(o, "started", json_object_new_string(started));
 			json_object_object_add(o, "started_ns", json_object_new_int64(s.started_ns));
-			json_object_object_add(o, "state", json_object_new_string(running ? "running" : "stopped"));
+			json_object_object_add(o, "state", json_object_new_string(frozen ? "frozen" : running ? "running" : "stopped"));
+			json_object_object_add(o, "size_limit", json_object_new_int64((int64_t)bound));
 			json_object_object_add(o, "changes", r == 0 ? json_object_new_int64((int64_t)count) : NULL);
 			json_object_object_add(o, "upper_bytes", json_object_new_int64((int64_t)bytes));
 			json_object_object_add(o, "keep", json_object_new_boolean(s.keep));
@@ -591,8 +600,8 @@ static int session_list(bool as_json)
 			json_object_object_add(o, "command", cmd);
 			json_object_array_add(arr, o);
 		} else {
-			printf("%-12s  %-19s  %-7s  %7s  %7s  %s\n", s.id, started, running ? "running" : "stopped",
-			       changes, size, s.project);
+			printf("%-12s  %-19s  %-7s  %7s  %7s  %7s  %s\n", s.id, started,
+			       frozen ? "frozen" : running ? "running" : "stopped", changes, size, limit, s.project);
 		}
 		isd_session_free(&s);
 	}

@@ -452,6 +452,7 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 	json_object_object_add(root, "seccomp", json_object_new_string(spec->seccomp ? spec->seccomp : "default"));
 	json_object_object_add(root, "landlock", isd_landlock_to_json(spec));
 	json_object_object_add(root, "limits", limits_json(&spec->limits));
+	json_object_object_add(root, "storage", isd_storage_to_json(&spec->storage));
 	json_object_object_add(root, "profiles", strv_json(spec->profiles));
 	if (spec->agent)
 		json_object_object_add(root, "agent", json_object_new_string(spec->agent));

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "isd/proxy.h"
+#include "isd/storage.h"
 
 enum isd_mount_type {
 	ISD_MOUNT_BIND,
@@ -141,6 +142,7 @@ struct isd_spec {
 	char *activity_log; /* --activity-log FILE (isd/activity.h); a cow session has one anyway */
 
 	struct isd_limits limits;
+	struct isd_storage_opts storage; /* --storage-opt (isd/storage.h) */
 
 	bool tty;         /* a pseudo-terminal of the sandbox's own for stdio */
 	bool interactive; /* with tty: forward the caller's stdin */

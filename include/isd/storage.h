@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The disk as a limit (--storage-opt, Docker's spelling).  An unprivileged
+ * user has no disk quota, so the bounds are enforced in two ways:
+ *
+ *  - exactly, per file: the payload runs with RLIMIT_FSIZE = 15/16 of size (soft and
+ *    hard; raising a hard limit takes CAP_SYS_RESOURCE of the initial user
+ *    namespace, which nothing in a sandbox has) and SIGXFSZ ignored, so a
+ *    write, truncate or fallocate past it fails with EFBIG;
+ *  - by a watcher in isd on the host (src/storage-watch.c): the sum of what
+ *    isd keeps for the sandbox on the host disk (the cow session, the
+ *    agent's state store) against size and inodes, and the free space of
+ *    every file system that holds a writable host path against min-free.
+ *    At a bound the sandbox is frozen (its cgroup's cgroup.freeze, or
+ *    SIGSTOP to each of its processes), one line says so, and `isd resume`
+ *    lets it go on or ends it.
+ */
+#ifndef ISD_STORAGE_H
+#define ISD_STORAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <signal.h>
+#include <sys/types.h>
+
+struct json_object;
+struct isd_spec;
+
+struct isd_storage_opts {
+	uint64_t size;      /* bytes, 0 = no bound */
+	uint64_t inodes;    /* 0 = no bound */
+	uint64_t min_free;  /* bytes (min_free_pct == 0) */
+	uint32_t min_free_pct; /* min-free=N%: of each file system's size */
+	bool min_free_set;  /* false: the default floor (isd_storage_floor) */
+};
+
+/* The floor of a file system of total bytes, when min-free was not given:
+ * the smaller of 2 GiB and 5 % of it. */
+#define ISD_STORAGE_DEFAULT_FLOOR (2ULL << 30)
+#define ISD_STORAGE_DEFAULT_FLOOR_PCT 5
+
+/* One "size=10G", "inodes=1000000", "min-free=2G" / "min-free=5%" (also
+ * several, comma-separated).  Records the message on failure. */
+int isd_storage_parse_opt(struct isd_storage_opts *o, const char *arg);
+
+/* The payload's RLIMIT_FSIZE: 15/16 of size, so that one file stops with
+ * EFBIG while the sum of the session's files (directories, the activity
+ * log, other files) is still below the bound, and the sandbox runs on. */
+uint64_t isd_storage_file_limit(const struct isd_storage_opts *o);
+
+/* The floor in bytes for a file system of total bytes. */
+uint64_t isd_storage_floor(const struct isd_storage_opts *o, uint64_t total);
+
+/* For --print-spec. */
+struct json_object *isd_storage_to_json(const struct isd_storage_opts *o);
+
+/* In the payload, before execve: RLIMIT_FSIZE and SIGXFSZ ignored. */
+int isd_storage_payload_limits(const struct isd_storage_opts *o);
+
+/* "1.5 GiB" into buf. */
+const char *isd_storage_human(uint64_t bytes, char *buf, size_t len);
+
+/* What the watcher keeps for `isd session list` and `isd resume`, in the
+ * session directory. */
+#define ISD_STORAGE_STATE_FILE "storage.json"
+
+/* The signals `isd resume` sends to the isd process of a frozen sandbox:
+ * go on, or end the sandbox. */
+#define ISD_STORAGE_SIG_RESUME (SIGRTMIN + 4)
+#define ISD_STORAGE_SIG_END (SIGRTMIN + 5)
+
+struct isd_storage_watch;
+
+/* What the watcher looks after. */
+struct isd_storage_scope {
+	const char *session_dir; /* the cow session, or NULL */
+	const char *id;          /* how `isd resume` names this sandbox */
+	char **accounted;        /* directories or files counted against size/inodes */
+	char **writable;         /* host paths the payload writes to (their file systems) */
+};
+
+/* The paths of the scope: the session's, the agent state stores', every
+ * read-write bind's (caller frees with isd_storage_scope_free). */
+void isd_storage_scope_collect(const struct isd_spec *spec, const char *session_dir,
+			       const char *const *state_upper, const char *const *state_file, size_t n,
+			       struct isd_storage_scope *scope);
+void isd_storage_scope_free(struct isd_storage_scope *scope);
+
+/* Before the sandbox starts: the file systems to watch and their floors,
+ * the first count.  A file system already below an explicit floor, or a
+ * session already over its bound, is refused (-ENOSPC, with the fix);
+ * below the default floor, a note and its floor is off for the run. */
+int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_storage_scope *scope,
+			      struct isd_storage_watch **out);
+/* Once the sandbox's init exists: the watcher thread (nothing for NULL). */
+int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, int cgroup_fd);
+/* Stops it, thawing the sandbox first (its end must not wait on a freeze). */
+void isd_storage_watch_stop(struct isd_storage_watch *w);
+/* Whether the watcher ended the sandbox (isd resume --end). */
+bool isd_storage_watch_ended(const struct isd_storage_watch *w);
+
+/* What isd would count for a directory: allocated bytes and inodes. */
+int isd_storage_account(const char *path, uint64_t *bytes, uint64_t *inodes);
+/* The sum over paths; *unaccounted (caller frees) names what could not be
+ * counted (NULL when all was). */
+int isd_storage_account_all(char *const *paths, uint64_t *bytes, uint64_t *inodes, char **unaccounted);
+
+/* storage.json of a session: its bound, the pid of the isd watching it (0
+ * when none), whether it is frozen. */
+int isd_storage_read_state(const char *session_dir, uint64_t *size, pid_t *pid, bool *frozen);
+
+/* `isd resume [--end] ID`. */
+int isd_storage_resume_main(int argc, char **argv);
+
+#endif

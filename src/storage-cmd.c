@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * `isd resume [--end] ID`: the user's word for a sandbox the storage
+ * watcher froze (src/storage-watch.c).  ID is the cow session's id (its
+ * storage.json names the isd process) or, without a session, the pid the
+ * freeze message names.  The request is a signal to that isd process,
+ * which must be an isd of this user.
+ */
+#define _GNU_SOURCE
+#include "isd/storage.h"
+#include "isd/session.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int isd_storage_read_state(const char *session_dir, uint64_t *size, pid_t *pid, bool *frozen)
+{
+	_cleanup_free_ char *path = isd_xasprintf("%s/%s", session_dir, ISD_STORAGE_STATE_FILE), *text = NULL;
+	json_object *j, *v;
+	int r = isd_read_file_at(AT_FDCWD, path, &text, NULL);
+
+	*size = 0;
+	*pid = 0;
+	*frozen = false;
+	if (r < 0)
+		return r;
+	j = json_tokener_parse(text);
+	if (!j)
+		return -EINVAL;
+	if (json_object_object_get_ex(j, "size", &v))
+		*size = (uint64_t)json_object_get_uint64(v);
+	if (json_object_object_get_ex(j, "pid", &v))
+		*pid = (pid_t)json_object_get_int(v);
+	if (json_object_object_get_ex(j, "frozen", &v))
+		*frozen = json_object_get_boolean(v);
+	json_object_put(j);
+	return 0;
+}
+
+/* The pid must be an isd of ours that catches the signal (a watcher
+ * runs in it): a stale number may have been reused, and the signal's
+ * default action ends a process. */
+static int check_isd(pid_t pid, int sig)
+{
+	const char *cgt;
+	unsigned long long mask;
+
+	char path[64], comm[32] = "";
+	_cleanup_free_ char *status = NULL;
+	int fd;
+	ssize_t n;
+	const char *uid;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return isd_error(-ESRCH, "no process %d", (int)pid);
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (strncmp(comm, "isd", 3) || isd_read_file_at(AT_FDCWD, path, &status, NULL) < 0 ||
+	    !(uid = strstr(status, "\nUid:")) || (uid_t)strtoul(uid + 5, NULL, 10) != getuid())
+		return isd_error(-ESRCH, "process %d is not an isd of yours", (int)pid);
+	cgt = strstr(status, "\nSigCgt:");
+	mask = cgt ? strtoull(cgt + 8, NULL, 16) : 0;
+	if (!(mask & (1ULL << (sig - 1))))
+		return isd_error(-ESRCH, "isd %d watches no sandbox's storage", (int)pid);
+	return 0;
+}
+
+int isd_storage_resume_main(int argc, char **argv)
+{
+	bool end = false;
+	const char *id = NULL;
+	pid_t pid = 0;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--end"))
+			end = true;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs("Usage: isd resume [--end] ID\n"
+			      "\n"
+			      "Lets a sandbox that isd froze at a storage bound (--storage-opt) go on, the\n"
+			      "bound moved by a grace, or with --end ends it.  ID is the session's id, or\n"
+			      "the number the freeze message names.\n",
+			      stdout);
+			return 0;
+		} else if (!id && argv[i][0] != '-')
+			id = argv[i];
+		else {
+			fprintf(stderr, "isd: resume: unexpected argument '%s' (usage: isd resume [--end] ID)\n", argv[i]);
+			return ISD_EXIT_FAILURE;
+		}
+	}
+	if (!id) {
+		fprintf(stderr, "isd: resume: which sandbox? (usage: isd resume [--end] ID)\n");
+		return ISD_EXIT_FAILURE;
+	}
+	if (strspn(id, "0123456789") == strlen(id) && strlen(id) < 10) {
+		pid = (pid_t)atoi(id);
+	} else {
+		struct isd_session s;
+		uint64_t size;
+		bool frozen;
+
+		r = isd_session_open(id, false, &s);
+		if (r < 0)
+			goto fail;
+		r = isd_storage_read_state(s.dir, &size, &pid, &frozen);
+		isd_session_free(&s);
+		if (r < 0 || pid <= 0) {
+			r = isd_error(-ESRCH, "session %s: no isd runs its sandbox", id);
+			goto fail;
+		}
+		if (!frozen && !end)
+			fprintf(stderr, "isd: note: session %s is not frozen\n", id);
+	}
+	r = check_isd(pid, end ? ISD_STORAGE_SIG_END : ISD_STORAGE_SIG_RESUME);
+	if (r < 0)
+		goto fail;
+	if (kill(pid, end ? ISD_STORAGE_SIG_END : ISD_STORAGE_SIG_RESUME) < 0) {
+		r = isd_error(-errno, "signalling isd %d", (int)pid);
+		goto fail;
+	}
+	return 0;
+fail:
+	isd_error_print("resume failed");
+	return ISD_EXIT_FAILURE;
+}

@@ -1,0 +1,759 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The storage watcher: a thread of isd on the host while the sandbox runs.
+ *
+ * Every tick (100 ms, 10 ms within 1 GiB or half of a bound) it takes statvfs() of each file
+ * system that holds a writable host path of the sandbox: a floor reached
+ * freezes the sandbox.  What isd keeps for the sandbox (the session's
+ * upper layer, the agent's state store) is counted by a walk (allocated
+ * blocks, hard links once), which is too dear to run every tick: the walk
+ * runs when the free space of the file systems that hold it dropped by a
+ * quarter of what is left below size (or inodes) since the last walk, and
+ * at least every 2 s (or 50 times the last walk's duration, whichever is
+ * longer, so the walks take at most 2 % of a CPU).  Other programs freeing
+ * space on the same file system can hide the sandbox's growth from the
+ * statvfs trigger until that periodic walk: the slack at the size bound is
+ * what the payload writes in one tick plus one walk, or in one period when
+ * the host frees space at the same rate meanwhile.
+ *
+ * A freeze is the sandbox's cgroup.freeze when it has a cgroup, else
+ * SIGSTOP to each of its processes: every descendant of its init (orphans
+ * of a pid namespace go to its init, and with --pid host init is their
+ * subreaper), each held by a pidfd that is checked to be the process that
+ * was classified (its start time) before the signal, repeated until a pass
+ * finds none running.  A stopped process cannot fork nor continue another.
+ */
+#define _GNU_SOURCE
+#include "isd/storage.h"
+#include "isd/spec.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+#include "isd/visible.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TICK_MS 100
+#define TICK_NEAR_MS 10
+#define WALK_PERIOD_NS (2000ULL * 1000 * 1000)
+#define FROZEN_TICK_MS 500
+
+struct watched_fs {
+	char *path;
+	dev_t dev;
+	uint64_t floor, ifloor; /* effective: lowered by isd resume */
+	bool floor_on;
+	bool accounted; /* holds accounted paths: its drop triggers a walk */
+	uint64_t avail_at_walk, iavail_at_walk;
+	uint64_t avail, iavail;
+};
+
+struct stopped {
+	int pidfd;
+};
+
+enum reason { NONE, SIZE, INODES, UNACCOUNTED, FLOOR, IFLOOR };
+
+struct isd_storage_watch {
+	struct isd_storage_opts opts;
+	char **accounted;
+	struct watched_fs *fs;
+	size_t n_fs;
+	char *id, *session_dir;
+	int cgroup_fd;
+	pid_t init;
+	int init_pidfd;
+	int wake[2];
+	pthread_t thread;
+	bool running, handlers;
+	struct sigaction old_resume, old_end; /* the caller's, put back at the end */
+	/* the thread's */
+	uint64_t size_bound, inode_bound; /* effective: raised by isd resume */
+	uint64_t used, inodes;
+	char *unaccounted;
+	uint64_t last_walk_ns, walk_cost_ns, last_state_ns;
+	enum reason frozen;
+	size_t frozen_fs;
+	struct stopped *stopped;
+	size_t n_stopped;
+	bool ended;
+};
+
+static struct isd_storage_watch *signal_target;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void on_signal(int sig)
+{
+	int saved = errno;
+	char c = sig == ISD_STORAGE_SIG_END ? 'e' : 'r';
+
+	if (signal_target)
+		(void)!write(signal_target->wake[1], &c, 1);
+	errno = saved;
+}
+
+/* One line on the caller's terminal, which the pty relay may hold raw. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	bool tty = isatty(STDERR_FILENO);
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	dprintf(STDERR_FILENO, "%sisd: storage: %s%s", tty ? "\r" : "", line, tty ? "\r\n" : "\n");
+}
+
+static const char *h(uint64_t v, char buf[32])
+{
+	return isd_storage_human(v, buf, 32);
+}
+
+static void write_state_pid(struct isd_storage_watch *w, int pid)
+{
+	_cleanup_free_ char *tmp = NULL, *path = NULL, *text = NULL;
+
+	if (!w->session_dir)
+		return;
+	text = isd_xasprintf("{\"pid\": %d, \"size\": %llu, \"inodes\": %llu, \"used\": %llu, \"used_inodes\": %llu, "
+			     "\"frozen\": %s}\n",
+			     pid, (unsigned long long)w->opts.size, (unsigned long long)w->opts.inodes,
+			     (unsigned long long)w->used, (unsigned long long)w->inodes, w->frozen ? "true" : "false");
+	tmp = isd_xasprintf("%s/.%s.tmp", w->session_dir, ISD_STORAGE_STATE_FILE);
+	path = isd_xasprintf("%s/%s", w->session_dir, ISD_STORAGE_STATE_FILE);
+	if (isd_write_file_at(AT_FDCWD, tmp, text, O_CREAT | O_TRUNC | O_NOFOLLOW, 0600) == 0)
+		(void)!rename(tmp, path);
+	w->last_state_ns = now_ns();
+}
+
+static void write_state(struct isd_storage_watch *w)
+{
+	write_state_pid(w, (int)getpid());
+}
+
+/* --- freezing ------------------------------------------------------- */
+
+struct proc_info {
+	pid_t pid, ppid;
+	char state;
+	unsigned long long start;
+};
+
+static int read_stat(pid_t pid, struct proc_info *p)
+{
+	char path[64], buf[1024], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	/* comm may hold spaces and parentheses: the last ')' ends it. */
+	close_paren = strrchr(buf, ')');
+	if (!close_paren)
+		return -EIO;
+	p->pid = pid;
+	if (sscanf(close_paren + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		   &p->state, &p->ppid, &p->start) != 3)
+		return -EIO;
+	return 0;
+}
+
+static size_t list_procs(struct proc_info **out)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	struct proc_info *v = NULL;
+	size_t n = 0, cap = 0;
+
+	while (d && (e = readdir(d))) {
+		struct proc_info p;
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+
+		if (*end || pid <= 0 || read_stat((pid_t)pid, &p) < 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			v = isd_xrealloc(v, cap * sizeof(*v));
+		}
+		v[n++] = p;
+	}
+	if (d)
+		closedir(d);
+	*out = v;
+	return n;
+}
+
+static bool is_descendant(const struct proc_info *v, size_t n, size_t i, pid_t init)
+{
+	pid_t p = v[i].ppid;
+
+	for (size_t hops = 0; hops < n && p > 1; hops++) {
+		if (p == init)
+			return true;
+		size_t k;
+		for (k = 0; k < n && v[k].pid != p; k++)
+			;
+		if (k == n)
+			return false;
+		p = v[k].ppid;
+	}
+	return p == init;
+}
+
+static bool write_freeze(int cgfd, const char *value)
+{
+	int fd = openat(cgfd, "cgroup.freeze", O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && write(fd, value, 1) == 1;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* SIGSTOP to every running process of the sandbox but its init (isd's own,
+ * which only waits).  Returns how many passes it took, 0 when it could not
+ * stop them all. */
+static int stop_all(struct isd_storage_watch *w)
+{
+	for (int pass = 1; pass <= 64; pass++) {
+		_cleanup_free_ struct proc_info *v = NULL;
+		size_t n = list_procs(&v), signalled = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			struct proc_info again;
+			int pidfd;
+
+			if (v[i].pid == w->init || v[i].state == 'T' || v[i].state == 't' || v[i].state == 'Z' ||
+			    v[i].state == 'X' || !is_descendant(v, n, i, w->init))
+				continue;
+			pidfd = (int)syscall(SYS_pidfd_open, v[i].pid, 0);
+			if (pidfd < 0)
+				continue;
+			/* The pidfd names the process classified above, not a
+			 * later one that took its number. */
+			if (read_stat(v[i].pid, &again) < 0 || again.start != v[i].start ||
+			    syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, NULL, 0) < 0) {
+				close(pidfd);
+				continue;
+			}
+			w->stopped = isd_xrealloc(w->stopped, (w->n_stopped + 1) * sizeof(*w->stopped));
+			w->stopped[w->n_stopped++].pidfd = pidfd;
+			signalled++;
+		}
+		if (!signalled)
+			return pass;
+		/* Let the signals land before the next look. */
+		usleep(1000);
+	}
+	return 0;
+}
+
+static void freeze(struct isd_storage_watch *w, enum reason why)
+{
+	w->frozen = why;
+	if (w->cgroup_fd >= 0 && write_freeze(w->cgroup_fd, "1"))
+		return;
+	stop_all(w);
+}
+
+static void thaw(struct isd_storage_watch *w)
+{
+	if (w->cgroup_fd >= 0)
+		write_freeze(w->cgroup_fd, "0");
+	for (size_t i = 0; i < w->n_stopped; i++) {
+		(void)!syscall(SYS_pidfd_send_signal, w->stopped[i].pidfd, SIGCONT, NULL, 0);
+		close(w->stopped[i].pidfd);
+	}
+	free(w->stopped);
+	w->stopped = NULL;
+	w->n_stopped = 0;
+	w->frozen = NONE;
+}
+
+static void end_sandbox(struct isd_storage_watch *w)
+{
+	w->ended = true;
+	/* init's end ends its pid namespace; with --pid host the stopped ones
+	 * are killed by name too. */
+	for (size_t i = 0; i < w->n_stopped; i++)
+		(void)!syscall(SYS_pidfd_send_signal, w->stopped[i].pidfd, SIGKILL, NULL, 0);
+	if (w->init_pidfd >= 0)
+		(void)!syscall(SYS_pidfd_send_signal, w->init_pidfd, SIGKILL, NULL, 0);
+	thaw(w);
+}
+
+/* --- accounting ----------------------------------------------------- */
+
+static void take_statvfs(struct watched_fs *f)
+{
+	struct statvfs sv;
+
+	if (statvfs(f->path, &sv) < 0)
+		return; /* a bind's source removed on the host: its last value stays */
+	f->avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	f->iavail = sv.f_files ? (uint64_t)sv.f_favail : UINT64_MAX;
+}
+
+static void walk(struct isd_storage_watch *w)
+{
+	uint64_t t0 = now_ns();
+
+	free(w->unaccounted);
+	w->unaccounted = NULL;
+	isd_storage_account_all(w->accounted, &w->used, &w->inodes, &w->unaccounted);
+	for (size_t i = 0; i < w->n_fs; i++) {
+		w->fs[i].avail_at_walk = w->fs[i].avail;
+		w->fs[i].iavail_at_walk = w->fs[i].iavail;
+	}
+	w->last_walk_ns = now_ns();
+	w->walk_cost_ns = w->last_walk_ns - t0;
+}
+
+/* The drop of free space on the accounted file systems since the walk. */
+static void drops(const struct isd_storage_watch *w, uint64_t *bytes, uint64_t *inodes)
+{
+	*bytes = *inodes = 0;
+	for (size_t i = 0; i < w->n_fs; i++) {
+		const struct watched_fs *f = &w->fs[i];
+		if (!f->accounted)
+			continue;
+		if (f->avail_at_walk > f->avail)
+			*bytes += f->avail_at_walk - f->avail;
+		if (f->iavail != UINT64_MAX && f->iavail_at_walk > f->iavail)
+			*inodes += f->iavail_at_walk - f->iavail;
+	}
+}
+
+static bool walk_due(const struct isd_storage_watch *w, uint64_t now, bool *near)
+{
+	uint64_t db, di, period = w->walk_cost_ns * 50;
+
+	*near = false;
+	if (!w->size_bound && !w->inode_bound)
+		return false;
+	drops(w, &db, &di);
+	if (w->size_bound) {
+		uint64_t left = w->used < w->size_bound ? w->size_bound - w->used : 0;
+		if (db * 4 >= left || db >= left)
+			return true;
+		/* Within a gigabyte, a fast disk would cross the rest in one
+		 * slow tick. */
+		*near |= w->used + db >= w->size_bound / 2 || left - (db < left ? db : left) < (1ULL << 30);
+	}
+	if (w->inode_bound) {
+		uint64_t left = w->inodes < w->inode_bound ? w->inode_bound - w->inodes : 0;
+		if (di * 4 >= left)
+			return true;
+		*near |= w->inodes + di >= w->inode_bound / 2;
+	}
+	return now - w->last_walk_ns >= (period > WALK_PERIOD_NS ? period : WALK_PERIOD_NS);
+}
+
+static enum reason over_bound(const struct isd_storage_watch *w)
+{
+	if (w->unaccounted)
+		return UNACCOUNTED;
+	if (w->size_bound && w->used > w->size_bound)
+		return SIZE;
+	if (w->inode_bound && w->inodes > w->inode_bound)
+		return INODES;
+	return NONE;
+}
+
+static enum reason below_floor(const struct isd_storage_watch *w, size_t *which, bool *near)
+{
+	*near = false;
+	for (size_t i = 0; i < w->n_fs; i++) {
+		const struct watched_fs *f = &w->fs[i];
+		if (!f->floor_on)
+			continue;
+		if (f->avail < f->floor) {
+			*which = i;
+			return FLOOR;
+		}
+		if (f->ifloor && f->iavail < f->ifloor) {
+			*which = i;
+			return IFLOOR;
+		}
+		*near |= f->avail - f->floor < (1ULL << 30) + f->floor / 4;
+	}
+	return NONE;
+}
+
+static void report_freeze(struct isd_storage_watch *w)
+{
+	char a[32], b[32], c[32];
+	const struct watched_fs *f = w->n_fs ? &w->fs[w->frozen_fs] : NULL;
+	_cleanup_free_ char *path = NULL;
+	uint64_t grace;
+
+	switch (w->frozen) {
+	case SIZE:
+		grace = w->opts.size / 10 > (16ULL << 20) ? w->opts.size / 10 : 16ULL << 20;
+		path = isd_visible_str(w->session_dir ? w->session_dir : w->accounted[0]);
+		say("the sandbox is frozen: %s holds %s, its bound is %s (--storage-opt size=); "
+		    "`isd resume %s` lets it go on up to %s more, `isd resume --end %s` ends it%s",
+		    path, h(w->used, a), h(w->size_bound, b), w->id, h(grace, c), w->id,
+		    w->session_dir ? " (the session stays for isd diff)" : "");
+		break;
+	case INODES:
+		path = isd_visible_str(w->session_dir ? w->session_dir : w->accounted[0]);
+		say("the sandbox is frozen: %s holds %llu files, its bound is %llu (--storage-opt inodes=); "
+		    "`isd resume %s` lets it go on, `isd resume --end %s` ends it",
+		    path, (unsigned long long)w->inodes, (unsigned long long)w->inode_bound, w->id, w->id);
+		break;
+	case UNACCOUNTED:
+		path = isd_visible_str(w->unaccounted);
+		say("the sandbox is frozen: isd cannot count %s against --storage-opt size=; "
+		    "`isd resume %s` lets it go on, `isd resume --end %s` ends it", path, w->id, w->id);
+		break;
+	case FLOOR:
+	case IFLOOR:
+		path = isd_visible_str(f->path);
+		if (w->frozen == FLOOR)
+			say("the sandbox is frozen: the file system of %s has %s left, below the floor of %s "
+			    "(--storage-opt min-free=); it goes on when space is back, or `isd resume %s` "
+			    "(the floor drops to half of what is left), `isd resume --end %s` ends it",
+			    path, h(f->avail, a), h(f->floor, b), w->id, w->id);
+		else
+			say("the sandbox is frozen: the file system of %s has %llu free inodes left, below the floor "
+			    "of %llu; it goes on when inodes are back, or `isd resume %s`, `isd resume --end %s` ends it",
+			    path, (unsigned long long)f->iavail, (unsigned long long)f->ifloor, w->id, w->id);
+		break;
+	case NONE:
+		break;
+	}
+}
+
+/* The user's word: the bound that froze the sandbox moves by a grace, so
+ * the payload can go on (and clean up); it says where to. */
+static void user_resume(struct isd_storage_watch *w)
+{
+	char a[32];
+	struct watched_fs *f = w->n_fs ? &w->fs[w->frozen_fs] : NULL;
+	uint64_t grace;
+
+	switch (w->frozen) {
+	case SIZE:
+		grace = w->opts.size / 10 > (16ULL << 20) ? w->opts.size / 10 : 16ULL << 20;
+		w->size_bound = w->used + grace;
+		say("resumed by isd resume: the size bound is now %s", h(w->size_bound, a));
+		break;
+	case INODES:
+		w->inode_bound = w->inodes + (w->opts.inodes / 10 > 1000 ? w->opts.inodes / 10 : 1000);
+		say("resumed by isd resume: the inode bound is now %llu", (unsigned long long)w->inode_bound);
+		break;
+	case UNACCOUNTED:
+		/* Not counted again: the user saw what it is. */
+		isd_strv_free(w->accounted);
+		w->accounted = NULL;
+		w->size_bound = w->inode_bound = 0;
+		say("resumed by isd resume: the size and inode bounds are off for this run");
+		break;
+	case FLOOR:
+		f->floor = f->avail / 2;
+		say("resumed by isd resume: the floor of %s is now %s", f->path, h(f->floor, a));
+		break;
+	case IFLOOR:
+		f->ifloor = f->iavail / 2;
+		say("resumed by isd resume: the inode floor of %s is now %llu", f->path, (unsigned long long)f->ifloor);
+		break;
+	case NONE:
+		return;
+	}
+	thaw(w);
+	write_state(w);
+}
+
+/* Space back on its own: the floor cleared with a margin, or the session
+ * below its bound again. */
+static bool space_back(struct isd_storage_watch *w)
+{
+	const struct watched_fs *f = w->n_fs ? &w->fs[w->frozen_fs] : NULL;
+
+	switch (w->frozen) {
+	case FLOOR:
+		return f->avail >= f->floor + f->floor / 10 + (16ULL << 20);
+	case IFLOOR:
+		return f->iavail >= f->ifloor + f->ifloor / 10 + 100;
+	case SIZE:
+	case INODES:
+		return over_bound(w) == NONE;
+	default:
+		return false;
+	}
+}
+
+static bool sandbox_gone(const struct isd_storage_watch *w)
+{
+	struct pollfd p = {.fd = w->init_pidfd, .events = POLLIN};
+	return w->init_pidfd >= 0 && poll(&p, 1, 0) == 1;
+}
+
+static void *watch_loop(void *arg)
+{
+	struct isd_storage_watch *w = arg;
+	/* Until the first look says otherwise: a payload can fill a small
+	 * bound within the first slow tick. */
+	bool near = true;
+
+	for (;;) {
+		struct pollfd p = {.fd = w->wake[0], .events = POLLIN};
+		int timeout = w->frozen ? FROZEN_TICK_MS : near ? TICK_NEAR_MS : TICK_MS;
+		bool near_floor = false, near_size = false;
+		size_t which = 0;
+		enum reason why;
+		uint64_t now;
+
+		if (poll(&p, 1, timeout) > 0) {
+			char c[16];
+			ssize_t n = read(w->wake[0], c, sizeof(c));
+			for (ssize_t i = 0; i < n; i++) {
+				if (c[i] == 'q')
+					return NULL;
+				if (c[i] == 'e' && !w->ended) {
+					say("the sandbox is ended by isd resume --end");
+					end_sandbox(w);
+				}
+				if (c[i] == 'r' && w->frozen)
+					user_resume(w);
+			}
+		}
+		if (w->ended)
+			continue;
+		for (size_t i = 0; i < w->n_fs; i++)
+			take_statvfs(&w->fs[i]);
+		now = now_ns();
+		if (w->frozen) {
+			if ((w->frozen == SIZE || w->frozen == INODES) && now - w->last_walk_ns >= WALK_PERIOD_NS)
+				walk(w);
+			if (space_back(w)) {
+				say("space is back; the sandbox goes on");
+				thaw(w);
+				write_state(w);
+			}
+			continue;
+		}
+		why = below_floor(w, &which, &near_floor);
+		if (why == NONE && walk_due(w, now, &near_size)) {
+			walk(w);
+			why = over_bound(w);
+			walk_due(w, now, &near_size);
+		}
+		near = near_floor || near_size;
+		if (why != NONE && sandbox_gone(w))
+			continue; /* the breach outlived the sandbox: nothing to stop */
+		if (why != NONE) {
+			w->frozen_fs = which;
+			freeze(w, why);
+			report_freeze(w);
+			write_state(w);
+		} else if (w->session_dir && now - w->last_state_ns >= 1000000000ULL) {
+			write_state(w);
+		}
+	}
+}
+
+/* --- set-up --------------------------------------------------------- */
+
+static void add_fs(struct isd_storage_watch *w, const char *path, bool accounted)
+{
+	struct stat st;
+	size_t i;
+
+	if (stat(path, &st) < 0)
+		return;
+	for (i = 0; i < w->n_fs && w->fs[i].dev != st.st_dev; i++)
+		;
+	if (i == w->n_fs) {
+		w->fs = isd_xrealloc(w->fs, (w->n_fs + 1) * sizeof(*w->fs));
+		memset(&w->fs[i], 0, sizeof(w->fs[i]));
+		w->fs[i].path = isd_xstrdup(path);
+		w->fs[i].dev = st.st_dev;
+		w->n_fs++;
+	}
+	w->fs[i].accounted |= accounted;
+}
+
+static void watch_free(struct isd_storage_watch *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n_fs; i++)
+		free(w->fs[i].path);
+	free(w->fs);
+	isd_strv_free(w->accounted);
+	free(w->id);
+	free(w->session_dir);
+	free(w->unaccounted);
+	free(w->stopped);
+	if (w->wake[0] >= 0)
+		close(w->wake[0]);
+	if (w->wake[1] >= 0)
+		close(w->wake[1]);
+	if (w->init_pidfd >= 0)
+		close(w->init_pidfd);
+	free(w);
+}
+
+/* tmpfs and other memory-backed file systems are bounded by their size=;
+ * their floor would be RAM, which --memory bounds. */
+static bool memory_backed(const char *path)
+{
+	struct statfs sf;
+	return statfs(path, &sf) == 0 && (sf.f_type == 0x01021994 /* TMPFS_MAGIC */ || sf.f_type == 0x858458f6 /* RAMFS */);
+}
+
+int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_storage_scope *scope,
+			      struct isd_storage_watch **out)
+{
+	struct isd_storage_watch *w = isd_xcalloc(1, sizeof(*w));
+	char a[32], b[32];
+	int r = 0;
+
+	*out = NULL;
+	w->wake[0] = w->wake[1] = w->init_pidfd = w->cgroup_fd = -1;
+	w->opts = spec->storage;
+	w->size_bound = w->opts.size;
+	w->inode_bound = w->opts.inodes;
+	w->id = isd_xstrdup(scope->id);
+	w->session_dir = scope->session_dir ? isd_xstrdup(scope->session_dir) : NULL;
+	if (w->size_bound || w->inode_bound)
+		w->accounted = isd_strv_copy(scope->accounted);
+	for (size_t i = 0; w->accounted && w->accounted[i]; i++) {
+		_cleanup_free_ char *dir = isd_xstrdup(w->accounted[i]);
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir)
+			*slash = '\0';
+		add_fs(w, dir, true);
+	}
+	for (size_t i = 0; scope->writable && scope->writable[i]; i++)
+		add_fs(w, scope->writable[i], false);
+	for (size_t i = 0; i < w->n_fs; i++) {
+		struct watched_fs *f = &w->fs[i];
+		struct statvfs sv;
+		uint64_t total;
+
+		if (memory_backed(f->path) || statvfs(f->path, &sv) < 0)
+			continue;
+		total = (uint64_t)sv.f_blocks * sv.f_frsize;
+		f->floor = isd_storage_floor(&w->opts, total);
+		/* Free inodes: the same share of the file system's inodes
+		 * (none where it has no fixed number, e.g. btrfs). */
+		if (sv.f_files && f->floor)
+			f->ifloor = (uint64_t)sv.f_files / 100 * (w->opts.min_free_pct ? w->opts.min_free_pct : ISD_STORAGE_DEFAULT_FLOOR_PCT);
+		f->floor_on = f->floor > 0;
+		take_statvfs(f);
+		if (!f->floor_on || (f->avail >= f->floor && (!f->ifloor || f->iavail >= f->ifloor)))
+			continue;
+		if (w->opts.min_free_set) {
+			r = isd_error(-ENOSPC, "the file system of %s has %s free, below the floor of %s (--storage-opt min-free=)",
+				      f->path, h(f->avail, a), h(f->floor, b));
+			isd_error_hint("free space there, or lower the floor: --storage-opt min-free=SIZE (0 turns it off)");
+			goto fail;
+		}
+		fprintf(stderr, "isd: note: the file system of %s has %s free, below the default floor of %s; "
+				"isd does not watch its floor for this run (--storage-opt min-free=SIZE sets one)\n",
+			f->path, h(f->avail, a), h(f->floor, b));
+		f->floor_on = false;
+	}
+	walk(w);
+	if (over_bound(w) == SIZE || over_bound(w) == INODES) {
+		r = isd_error(-ENOSPC, "%s holds %s in %llu files already, at or over --storage-opt size=%s inodes=%llu",
+			      w->session_dir ? w->session_dir : w->accounted[0], h(w->used, a),
+			      (unsigned long long)w->inodes, h(w->opts.size, b), (unsigned long long)w->opts.inodes);
+		isd_error_hint("raise the bound (--storage-opt size=SIZE) or remove what the session holds");
+		goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	watch_free(w);
+	return r;
+}
+
+int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, int cgroup_fd)
+{
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
+	sigset_t all, old;
+	int r;
+
+	if (!w)
+		return 0;
+	w->init = init;
+	w->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+	w->cgroup_fd = cgroup_fd >= 0 ? fcntl(cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
+	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		return isd_error(-errno, "creating the storage watcher's pipe");
+	signal_target = w;
+	sigaction(ISD_STORAGE_SIG_RESUME, &sa, &w->old_resume);
+	sigaction(ISD_STORAGE_SIG_END, &sa, &w->old_end);
+	w->handlers = true;
+	write_state(w);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&w->thread, NULL, watch_loop, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return isd_error(r, "starting the storage watcher");
+	w->running = true;
+	return 0;
+}
+
+void isd_storage_watch_stop(struct isd_storage_watch *w)
+{
+	if (!w)
+		return;
+	if (w->running) {
+		(void)!write(w->wake[1], "q", 1);
+		pthread_join(w->thread, NULL);
+	}
+	if (w->handlers) {
+		sigaction(ISD_STORAGE_SIG_RESUME, &w->old_resume, NULL);
+		sigaction(ISD_STORAGE_SIG_END, &w->old_end, NULL);
+	}
+	signal_target = NULL;
+	if (w->frozen)
+		thaw(w);
+	if (w->session_dir) {
+		/* The bound stays for isd session list, no longer a pid. */
+		w->frozen = NONE;
+		write_state_pid(w, 0);
+	}
+	if (w->cgroup_fd >= 0)
+		close(w->cgroup_fd);
+	watch_free(w);
+}
+
+bool isd_storage_watch_ended(const struct isd_storage_watch *w)
+{
+	return w && w->ended;
+}

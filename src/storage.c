@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * --storage-opt: parsing, the floor, --print-spec, the payload's
+ * RLIMIT_FSIZE, and the accounting of what isd keeps on the host disk for a
+ * sandbox (see isd/storage.h for the whole design).
+ */
+#define _GNU_SOURCE
+#include "isd/storage.h"
+#include "isd/spec.h"
+#include "isd/util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+static int parse_one(struct isd_storage_opts *o, const char *kv, size_t len)
+{
+	char buf[64];
+	const char *v;
+	size_t klen;
+
+	if (len >= sizeof(buf))
+		return isd_error(0, "--storage-opt %.*s: too long", (int)len, kv);
+	memcpy(buf, kv, len);
+	buf[len] = '\0';
+	v = strchr(buf, '=');
+	if (!v || v == buf || !v[1])
+		return isd_error(0, "--storage-opt %s: expected KEY=VALUE (size=, inodes=, min-free=)", buf);
+	klen = (size_t)(v - buf);
+	v++;
+	if (klen == 4 && !strncmp(buf, "size", 4)) {
+		if (isd_parse_size(v, &o->size) < 0)
+			return isd_error(0, "--storage-opt %s: invalid size (expected N[k|m|g|t], 0 for none)", buf);
+		/* Below a megabyte, the bound would stop the payload's first
+		 * writes (a session's own files count): a typo, not a wish. */
+		if (o->size && o->size < (1ULL << 20))
+			return isd_error(0, "--storage-opt %s: at least 1m (or 0 for no bound)", buf);
+		return 0;
+	}
+	if (klen == 6 && !strncmp(buf, "inodes", 6)) {
+		uint64_t n;
+		if (isd_parse_size(v, &n) < 0 || strspn(v, "0123456789") != strlen(v))
+			return isd_error(0, "--storage-opt %s: expected a number of files (0 for none)", buf);
+		if (n && n < 16)
+			return isd_error(0, "--storage-opt %s: at least 16 (or 0 for no bound)", buf);
+		o->inodes = n;
+		return 0;
+	}
+	if (klen == 8 && !strncmp(buf, "min-free", 8)) {
+		size_t n = strlen(v);
+		o->min_free_set = true;
+		o->min_free = 0;
+		o->min_free_pct = 0;
+		if (n > 1 && v[n - 1] == '%') {
+			char pct[8];
+			uint32_t p;
+			if (n - 1 >= sizeof(pct))
+				return isd_error(0, "--storage-opt %s: expected a percentage 0..50", buf);
+			memcpy(pct, v, n - 1);
+			pct[n - 1] = '\0';
+			if (isd_parse_uint32(pct, &p) < 0 || p > 50)
+				return isd_error(0, "--storage-opt %s: expected a percentage 0..50", buf);
+			o->min_free_pct = p;
+			return 0;
+		}
+		if (isd_parse_size(v, &o->min_free) < 0)
+			return isd_error(0, "--storage-opt %s: invalid size (expected N[k|m|g|t] or N%%, 0 for none)", buf);
+		return 0;
+	}
+	return isd_error(0, "--storage-opt %s: unknown option (known: size=, inodes=, min-free=)", buf);
+}
+
+int isd_storage_parse_opt(struct isd_storage_opts *o, const char *arg)
+{
+	struct isd_storage_opts next = *o;
+	const char *p = arg;
+
+	do {
+		size_t len = strcspn(p, ",");
+		int r = parse_one(&next, p, len);
+		if (r < 0)
+			return r;
+		p += len;
+	} while (*p++ == ',');
+	*o = next;
+	return 0;
+}
+
+uint64_t isd_storage_file_limit(const struct isd_storage_opts *o)
+{
+	return o->size - o->size / 16;
+}
+
+uint64_t isd_storage_floor(const struct isd_storage_opts *o, uint64_t total)
+{
+	uint64_t pct;
+
+	if (o->min_free_set)
+		return o->min_free_pct ? total / 100 * o->min_free_pct : o->min_free;
+	pct = total / 100 * ISD_STORAGE_DEFAULT_FLOOR_PCT;
+	return pct < ISD_STORAGE_DEFAULT_FLOOR ? pct : ISD_STORAGE_DEFAULT_FLOOR;
+}
+
+const char *isd_storage_human(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+	return buf;
+}
+
+struct json_object *isd_storage_to_json(const struct isd_storage_opts *o)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "size", json_object_new_uint64(o->size));
+	json_object_object_add(j, "inodes", json_object_new_uint64(o->inodes));
+	if (!o->min_free_set) {
+		json_object_object_add(j, "min_free", json_object_new_string("default: the smaller of 2 GiB and 5 % of each file system"));
+	} else if (o->min_free_pct) {
+		char pct[16];
+		snprintf(pct, sizeof(pct), "%u%%", o->min_free_pct);
+		json_object_object_add(j, "min_free", json_object_new_string(pct));
+	} else {
+		json_object_object_add(j, "min_free", json_object_new_uint64(o->min_free));
+	}
+	json_object_object_add(j, "covers", json_object_new_string(
+		"size and inodes: the cow session and the agent's state store on the host; "
+		"min-free: every file system holding a writable host path"));
+	json_object_object_add(j, "enforcement", json_object_new_string(
+		o->size ? "a file past 15/16 of size: EFBIG (RLIMIT_FSIZE); the sum past size or inodes, a floor reached: the sandbox is frozen"
+			: "a floor reached: the sandbox is frozen"));
+	return j;
+}
+
+int isd_storage_payload_limits(const struct isd_storage_opts *o)
+{
+	struct rlimit rl = {.rlim_cur = isd_storage_file_limit(o), .rlim_max = isd_storage_file_limit(o)};
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+
+	if (!o->size)
+		return 0;
+	/* A limit already lower (the caller's ulimit -f) stays. */
+	{
+		struct rlimit cur;
+		if (getrlimit(RLIMIT_FSIZE, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && cur.rlim_max < rl.rlim_max)
+			rl.rlim_max = rl.rlim_cur = cur.rlim_max;
+	}
+	if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+		return isd_error(-errno, "setting the payload's file size limit (RLIMIT_FSIZE, --storage-opt size=)");
+	/* The write fails with EFBIG instead of killing the writer. */
+	if (sigaction(SIGXFSZ, &ign, NULL) < 0)
+		return isd_error(-errno, "ignoring SIGXFSZ");
+	return 0;
+}
+
+/* Hard links count once: their inode numbers, kept while a walk runs. */
+struct inode_set {
+	struct {
+		uint64_t dev, ino;
+	} *slot;
+	size_t cap, n;
+};
+
+static bool inode_set_add(struct inode_set *s, uint64_t dev, uint64_t ino)
+{
+	size_t i;
+
+	if ((s->n + 1) * 2 > s->cap) {
+		struct inode_set bigger = {.cap = s->cap ? s->cap * 2 : 256};
+		bigger.slot = isd_xcalloc(bigger.cap, sizeof(*bigger.slot));
+		for (size_t k = 0; k < s->cap; k++)
+			if (s->slot[k].ino)
+				inode_set_add(&bigger, s->slot[k].dev, s->slot[k].ino);
+		free(s->slot);
+		*s = bigger;
+	}
+	for (i = (size_t)((ino * 0x9E3779B97F4A7C15ULL) ^ dev) & (s->cap - 1); s->slot[i].ino;
+	     i = (i + 1) & (s->cap - 1))
+		if (s->slot[i].ino == ino && s->slot[i].dev == dev)
+			return false;
+	s->slot[i].dev = dev;
+	s->slot[i].ino = ino ? ino : 1;
+	s->n++;
+	return true;
+}
+
+/* Deeper than this, a directory is not walked but counts as a breach (the
+ * walk holds one descriptor per level). */
+#define WALK_MAX_DEPTH 256
+
+struct walk {
+	uint64_t bytes, inodes;
+	struct inode_set seen;
+	char *unaccounted; /* the first directory that could not be counted */
+};
+
+static void count(struct walk *w, const struct stat *st)
+{
+	if (st->st_nlink > 1 && !S_ISDIR(st->st_mode) && !inode_set_add(&w->seen, st->st_dev, st->st_ino))
+		return;
+	w->bytes += (uint64_t)st->st_blocks * 512;
+	w->inodes++;
+}
+
+/* A directory the payload made unreadable (chmod 000 inside: the upper
+ * layer's directory is the host user's) is opened by giving its owner
+ * read and search for the moment of the reading; its mode is put back. */
+static int open_dir_forced(int parent, const char *name, const struct stat *st)
+{
+	_cleanup_close_ int path = openat(parent, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	char proc[64];
+	struct stat now;
+	int fd;
+
+	if (path < 0 || fstat(path, &now) < 0 || now.st_ino != st->st_ino || now.st_uid != geteuid())
+		return -EACCES;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path);
+	if (chmod(proc, (now.st_mode & 07777) | S_IRUSR | S_IXUSR) < 0)
+		return -errno;
+	fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Put back unless the payload changed it meanwhile. */
+	if (fstat(path, &now) == 0 && (now.st_mode & 07777) == ((st->st_mode & 07777) | S_IRUSR | S_IXUSR))
+		(void)!chmod(proc, st->st_mode & 07777);
+	return fd < 0 ? -EACCES : fd;
+}
+
+static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *e;
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+		int sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* gone meanwhile */
+		count(w, &st);
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (depth >= WALK_MAX_DEPTH) {
+			if (!w->unaccounted)
+				w->unaccounted = isd_xasprintf("%s/%s (deeper than %d directories)", path, e->d_name, WALK_MAX_DEPTH);
+			continue;
+		}
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			sub = errno == EACCES ? open_dir_forced(dirfd(d), e->d_name, &st) : -errno;
+		if (sub < 0) {
+			if (sub != -ENOENT && sub != -ENOTDIR && !w->unaccounted)
+				w->unaccounted = isd_xasprintf("%s/%s (cannot be read)", path, e->d_name);
+			continue;
+		}
+		{
+			_cleanup_free_ char *subpath = depth < 8 ? isd_xasprintf("%s/%s", path, e->d_name) : isd_xstrdup(path);
+			walk_dir(w, sub, subpath, depth + 1);
+		}
+	}
+	closedir(d);
+}
+
+static int account(struct walk *w, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	count(w, &st);
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	walk_dir(w, fd, path, 0);
+	return 0;
+}
+
+int isd_storage_account_all(char *const *paths, uint64_t *bytes, uint64_t *inodes, char **unaccounted)
+{
+	struct walk w = {0};
+
+	for (size_t i = 0; paths && paths[i]; i++)
+		(void)account(&w, paths[i]);
+	free(w.seen.slot);
+	*bytes = w.bytes;
+	*inodes = w.inodes;
+	if (unaccounted)
+		*unaccounted = w.unaccounted;
+	else
+		free(w.unaccounted);
+	return 0;
+}
+
+int isd_storage_account(const char *path, uint64_t *bytes, uint64_t *inodes)
+{
+	char *paths[] = {(char *)path, NULL};
+	return isd_storage_account_all(paths, bytes, inodes, NULL);
+}
+
+static void push_unique(char ***v, const char *path)
+{
+	for (size_t i = 0; *v && (*v)[i]; i++)
+		if (!strcmp((*v)[i], path))
+			return;
+	isd_strv_push(v, isd_xstrdup(path));
+}
+
+static char *parent_of(const char *path, int levels)
+{
+	char *p = isd_xstrdup(path);
+
+	while (levels-- > 0) {
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			break;
+		*slash = '\0';
+	}
+	return p;
+}
+
+void isd_storage_scope_collect(const struct isd_spec *spec, const char *session_dir,
+			       const char *const *state_upper, const char *const *state_file, size_t n,
+			       struct isd_storage_scope *scope)
+{
+	memset(scope, 0, sizeof(*scope));
+	scope->session_dir = session_dir;
+	if (session_dir) {
+		/* upper/ and the activity log; work/ is the kernel's scratch
+		 * (its mode 000 "work" directory holds nothing for long). */
+		_cleanup_free_ char *upper = isd_xasprintf("%s/upper", session_dir);
+		_cleanup_free_ char *log = isd_xasprintf("%s/activity.log", session_dir);
+		push_unique(&scope->accounted, upper);
+		push_unique(&scope->accounted, log);
+		push_unique(&scope->writable, session_dir);
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* STORE/N/upper, STORE/N/file */
+		const char *p = state_upper && state_upper[i] ? state_upper[i] : state_file && state_file[i] ? state_file[i] : NULL;
+		_cleanup_free_ char *store = NULL;
+		if (!p)
+			continue;
+		push_unique(&scope->accounted, p);
+		store = parent_of(p, 2);
+		push_unique(&scope->writable, store);
+	}
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		if (m->type == ISD_MOUNT_BIND && !m->readonly && m->source && !m->agent_state)
+			push_unique(&scope->writable, m->source);
+	}
+	if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_RW)
+		push_unique(&scope->writable, spec->workspace.path);
+}
+
+void isd_storage_scope_free(struct isd_storage_scope *scope)
+{
+	isd_strv_free(scope->accounted);
+	isd_strv_free(scope->writable);
+	scope->accounted = scope->writable = NULL;
+}
