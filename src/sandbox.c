@@ -305,6 +305,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	_cleanup_free_ char *upper = NULL, *work = NULL;
 	struct isd_agent_state_run *agent_state = NULL;
 	struct isd_activity *activity = NULL;
+	struct isd_workspace_host *ws_host = NULL;
 	_cleanup_free_ char *session_log = NULL;
 	struct isd_storage_watch *storage = NULL;
 
@@ -319,7 +320,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	r = isd_spec_create_sources(spec);
 	if (r < 0)
 		goto out;
-	r = isd_workspace_prepare_host(spec);
+	r = isd_workspace_prepare_host(spec, &ws_host);
 	if (r < 0)
 		goto out;
 	if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW) {
@@ -472,7 +473,7 @@ out:
 	isd_cgroup_destroy(&cg);
 	isd_rootful_release(spec, &args.extras);
 	isd_activity_free(activity);
-	isd_workspace_cleanup_host(spec);
+	isd_workspace_cleanup_host(spec, ws_host);
 	/* Held state is shown by isd diff of the session: it stays. */
 	if (isd_agent_state_end(agent_state) && have_session)
 		session.keep = true;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "workspace.h"
+#include "workspace-git.h"
 #include "git-config.h"
 #include "mount-fs.h"
 #include "isd/session.h"
@@ -15,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 /* One mount per masked path: a pattern that matches half the tree is a
@@ -457,11 +459,6 @@ static int resolve_masks(struct isd_workspace *ws)
 	return 0;
 }
 
-/* Names git reads that no bind can cover while they do not exist (git
- * lstat()s them: any placeholder is read): in a rw workspace, one the
- * agent made during the run is moved aside at its end, loudly. */
-static const char *const git_watched[] = {".git/commondir", ".git/config.worktree", NULL};
-
 static bool is_reg_at(int dir, const char *path)
 {
 	struct stat st;
@@ -476,6 +473,22 @@ static bool is_dir_at(int dir, const char *path)
 	return fstatat(dir, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
+static bool is_empty_dir_at(int dir, const char *path)
+{
+	_cleanup_close_ int fd = openat(dir, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *e;
+	bool empty = true;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd)))
+		return false;
+	fd = -1;
+	while (empty && (e = readdir(d)))
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
 static void push_unique(char ***list, char *owned)
 {
 	for (size_t i = 0; *list && (*list)[i]; i++)
@@ -484,6 +497,56 @@ static void push_unique(char ***list, char *owned)
 			return;
 		}
 	isd_strv_push(list, owned);
+}
+
+/* Names git reads as configuration that no bind can cover while they do
+ * not exist: in a rw workspace (no review) isd puts a harmless stand-in
+ * there for the run (src/workspace-git-host.c), read-only like the rest.
+ * One left by another run (or a crash) is taken as one. */
+static void placeholder(struct isd_workspace *ws, int dir, char *owned)
+{
+	struct stat st;
+
+	if (ws->mode != ISD_WORKSPACE_RW ||
+	    (fstatat(dir, owned, &st, AT_SYMLINK_NOFOLLOW) == 0 && !isd_workspace_is_standin(dir, owned))) {
+		free(owned);
+		return;
+	}
+	push_unique(&ws->git_readonly, isd_xstrdup(owned));
+	push_unique(&ws->git_placeholders, owned);
+}
+
+/* extensions.worktreeConfig: git reads config.worktree only then. */
+static bool worktree_config_on(int dir, const char *config)
+{
+	_cleanup_close_ int fd = isd_openat2(dir, config, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+					     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	_cleanup_free_ char *text = NULL;
+	struct isd_git_config c;
+	struct stat st;
+	size_t len;
+	bool found = false;
+	const char *v;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || isd_read_fd(fd, &text, &len) < 0)
+		return false;
+	/* What isd cannot read counts as on: an empty stand-in costs nothing. */
+	if (isd_git_config_parse(text, len, &c) < 0)
+		found = true;
+	v = isd_git_config_get(&c, "extensions.worktreeconfig", &found);
+	found = found && !(v && (!strcasecmp(v, "false") || !strcasecmp(v, "no") || !strcasecmp(v, "off") ||
+				 !strcmp(v, "0") || !v[0]));
+	isd_git_config_free(&c);
+	return found;
+}
+
+/* The names of a git directory (gitdir relative to the workspace) that
+ * redirect git's configuration when they appear. */
+static void hold_absent(struct isd_workspace *ws, int dir, const char *gitdir, bool worktree_config)
+{
+	placeholder(ws, dir, isd_xasprintf("%s/commondir", gitdir));
+	if (worktree_config)
+		placeholder(ws, dir, isd_xasprintf("%s/config.worktree", gitdir));
 }
 
 /* A submodule's repository (and the ones nested in it, modules/a/modules/b;
@@ -507,6 +570,7 @@ static void protect_modules(struct isd_workspace *ws, int dir, const char *rel, 
 		cfg = isd_xasprintf("%s/config", sub);
 		hooks = isd_xasprintf("%s/hooks", sub);
 		if (is_reg_at(dir, cfg)) {
+			hold_absent(ws, dir, sub, worktree_config_on(dir, cfg));
 			push_unique(&ws->git_readonly, isd_steal_ptr(cfg));
 			if (is_dir_at(dir, hooks))
 				push_unique(&ws->git_readonly, isd_xasprintf("%s/", hooks));
@@ -559,9 +623,12 @@ static void protect_config_targets(struct isd_workspace *ws, int dir, const char
 		if (hooks) {
 			push_unique(&ws->git_hooks_dirs, isd_xstrdup(rel));
 			push_unique(&ws->git_readonly, isd_xasprintf("%s/", rel));
-		} else if (is_reg_at(dir, rel)) {
+		} else if (is_reg_at(dir, rel) && !isd_workspace_is_standin(dir, rel)) {
 			push_unique(&ws->git_readonly, isd_xstrdup(rel));
 			protect_config_targets(ws, dir, rel, depth + 1);
+		} else {
+			/* An include that names nothing yet. */
+			placeholder(ws, dir, isd_xstrdup(rel));
 		}
 		free(rel);
 	}
@@ -574,17 +641,20 @@ static void protect_config_targets(struct isd_workspace *ws, int dir, const char
  * files include.path names, the core.hooksPath directory).  .git itself
  * is pinned so that it cannot be renamed away and replaced by a writable
  * copy.  Names git would read that do not exist cannot be covered without
- * something in their place, which git would read: where there is no
- * repository, a rw workspace gets an empty read-only .git for the run (no
- * repository to git, no place to make one); a new commondir is moved
- * aside at the end of a rw run (git_watched); in a cow session all of it
- * is the review's (isd diff, isd apply). */
+ * something in their place: in a cow session all of it is the review's
+ * (isd diff, isd apply); a rw workspace gets harmless stand-ins for the
+ * run (an empty read-only .git where there is no repository: no
+ * repository to git, no place to make one; a commondir naming its own
+ * directory; comment-only config.worktree, info/attributes and include
+ * files), and what it cannot cover, a repository made in the work tree,
+ * is held at the end (src/git-hold.c). */
 static void resolve_git(struct isd_workspace *ws)
 {
 	static const char *const protected[] = {".git/config", ".git/config.worktree", ".git/commondir",
 						".git/info/attributes", NULL};
 	_cleanup_close_ int dir = -1;
 	struct stat st;
+	bool wt_config, absent;
 	DIR *d;
 
 	if (ws->git_writable || ws->mode == ISD_WORKSPACE_RO)
@@ -592,8 +662,12 @@ static void resolve_git(struct isd_workspace *ws)
 	dir = open(ws->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return;
-	if (fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno == ENOENT && ws->mode == ISD_WORKSPACE_RW) {
+	absent = fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0;
+	if (absent && errno != ENOENT)
+		return;
+	/* An empty one is another run's stand-in (or a crash's). */
+	if (absent || (S_ISDIR(st.st_mode) && is_empty_dir_at(dir, ".git"))) {
+		if (ws->mode == ISD_WORKSPACE_RW) {
 			isd_strv_push(&ws->git_placeholders, isd_xstrdup(".git/"));
 			isd_strv_push(&ws->git_readonly, isd_xstrdup(".git/"));
 		}
@@ -610,10 +684,10 @@ static void resolve_git(struct isd_workspace *ws)
 	isd_strv_push(&ws->git_readonly, isd_xstrdup(".git/hooks/"));
 	for (size_t i = 0; protected[i]; i++)
 		if (is_reg_at(dir, protected[i]))
-			isd_strv_push(&ws->git_readonly, isd_xstrdup(protected[i]));
-	for (size_t i = 0; ws->mode == ISD_WORKSPACE_RW && git_watched[i]; i++)
-		if (fstatat(dir, git_watched[i], &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-			isd_strv_push(&ws->git_watched, isd_xstrdup(git_watched[i]));
+			push_unique(&ws->git_readonly, isd_xstrdup(protected[i]));
+	wt_config = worktree_config_on(dir, ".git/config");
+	hold_absent(ws, dir, ".git", wt_config);
+	placeholder(ws, dir, isd_xstrdup(".git/info/attributes"));
 	/* Linked worktrees: where each one's git looks. */
 	{
 		int wfd = isd_openat2(dir, ".git/worktrees", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
@@ -630,8 +704,10 @@ static void resolve_git(struct isd_workspace *ws)
 				for (size_t i = 0; names[i]; i++) {
 					_cleanup_free_ char *p = isd_xasprintf(".git/worktrees/%s/%s", e->d_name, names[i]);
 					if (is_reg_at(dir, p))
-						isd_strv_push(&ws->git_readonly, isd_steal_ptr(p));
+						push_unique(&ws->git_readonly, isd_steal_ptr(p));
 				}
+				if (wt_config)
+					placeholder(ws, dir, isd_xasprintf(".git/worktrees/%s/config.worktree", e->d_name));
 			}
 			closedir(d);
 		}
@@ -656,60 +732,6 @@ int isd_workspace_resolve(struct isd_spec *spec)
 		return r;
 	resolve_git(ws);
 	return 0;
-}
-
-int isd_workspace_prepare_host(const struct isd_spec *spec)
-{
-	const struct isd_workspace *ws = &spec->workspace;
-	_cleanup_close_ int git = -1;
-
-	if (!ws->git_pin && !ws->git_placeholders)
-		return 0;
-	git = open(ws->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (git < 0)
-		return isd_error(-errno, "opening the workspace %s", ws->path);
-	/* git init creates it too; it must exist to be covered. */
-	if (ws->git_pin && mkdirat(git, ".git/hooks", 0755) < 0 && errno != EEXIST)
-		return isd_error(-errno, "creating %s/.git/hooks to protect it (or use --git-writable)", ws->path);
-	for (size_t i = 0; ws->git_hooks_dirs && ws->git_hooks_dirs[i]; i++) {
-		_cleanup_free_ char *p = isd_xasprintf("%s/%s", ws->path, ws->git_hooks_dirs[i]);
-		int r = isd_mkdir_p(p, 0755);
-		if (r < 0)
-			return isd_error(r, "creating %s (core.hooksPath) to protect it (or use --git-writable)", p);
-	}
-	/* An empty read-only .git is no repository to git, and no place to
-	 * make one. */
-	if (ws->git_placeholders && mkdirat(git, ".git", 0755) < 0 && errno != EEXIST)
-		return isd_error(-errno, "creating the empty %s/.git that keeps the agent from making a repository "
-				 "there (or use --git-writable)", ws->path);
-	return 0;
-}
-
-void isd_workspace_cleanup_host(const struct isd_spec *spec)
-{
-	const struct isd_workspace *ws = &spec->workspace;
-	_cleanup_close_ int dir = -1;
-
-	if ((!ws->git_placeholders && !ws->git_watched) || (dir = open(ws->path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return;
-	/* Only when still empty: still isd's. */
-	if (ws->git_placeholders)
-		(void)unlinkat(dir, ".git", AT_REMOVEDIR);
-	for (size_t i = 0; ws->git_watched && ws->git_watched[i]; i++) {
-		const char *rel = ws->git_watched[i];
-		_cleanup_free_ char *aside = isd_xasprintf("%s.isd-refused", rel);
-		struct stat st;
-
-		if (fstatat(dir, rel, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		if (renameat(dir, rel, dir, aside) < 0)
-			isd_warn("the sandbox made %s/%s, which redirects git's configuration and hooks; moving it "
-				 "aside failed (%s): remove it before you run git there", ws->path, rel, strerror(errno));
-		else
-			isd_warn("the sandbox made %s/%s, which redirects git's configuration and hooks: moved to %s "
-				 "(a cow workspace, --workspace DIR:cow, reviews such changes before they reach the "
-				 "project)", ws->path, rel, aside);
-	}
 }
 
 /* Empty read-only stand-ins, made once in the generated-files tmpfs. */
@@ -776,6 +798,49 @@ static int cover(struct isd_mount_builder *b, const char *ws, const char *rel, b
 	return isd_mount_attach(src, target, path);
 }
 
+/* A bind goes along when a directory above it is renamed: mv
+ * .git/modules/sub aside, and a new .git/modules/sub holds a config of the
+ * agent's where the submodule's .git file points.  So every directory
+ * between the workspace and a covered path is bound onto itself (still
+ * writable): a mount point cannot be renamed. */
+static int pin_ancestors(struct isd_mount_builder *b, const struct isd_workspace *ws)
+{
+	_cleanup_strv_ char **done = NULL;
+
+	for (size_t i = 0; ws->git_readonly && ws->git_readonly[i]; i++) {
+		const char *rel = ws->git_readonly[i];
+
+		for (const char *slash = strchr(rel, '/'); slash && slash[1]; slash = strchr(slash + 1, '/')) {
+			_cleanup_free_ char *dir = strndup(rel, (size_t)(slash - rel));
+			_cleanup_free_ char *path = NULL;
+			_cleanup_close_ int target = -1, src = -1;
+			bool seen = ws->git_pin && !strcmp(dir, ".git");
+			int r;
+
+			for (size_t j = 0; !seen && done && done[j]; j++)
+				seen = !strcmp(done[j], dir);
+			if (seen)
+				continue;
+			path = isd_xasprintf("%s/%s", ws->path, dir);
+			isd_strv_push(&done, isd_steal_ptr(dir));
+			target = isd_mount_resolve_create(b, path, ISD_NODE_DIR, false);
+			if (target == -ENOENT) {
+				isd_error_clear();
+				continue;
+			}
+			if (target < 0)
+				return target;
+			src = isd_mount_clone_tree(target, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, path);
+			if (src < 0)
+				return src;
+			r = isd_mount_attach(src, target, path);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 int isd_workspace_protect(struct isd_mount_builder *b, const struct isd_spec *spec)
 {
 	const struct isd_workspace *ws = &spec->workspace;
@@ -797,6 +862,9 @@ int isd_workspace_protect(struct isd_mount_builder *b, const struct isd_spec *sp
 		if (r < 0)
 			return r;
 	}
+	r = pin_ancestors(b, ws);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; ws->git_readonly && ws->git_readonly[i]; i++) {
 		r = cover(b, ws->path, ws->git_readonly[i], false);
 		if (r < 0)
@@ -820,6 +888,5 @@ void isd_workspace_free(struct isd_workspace *ws)
 	isd_strv_free(ws->git_readonly);
 	isd_strv_free(ws->git_placeholders);
 	isd_strv_free(ws->git_hooks_dirs);
-	isd_strv_free(ws->git_watched);
 	memset(ws, 0, sizeof(*ws));
 }

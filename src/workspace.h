@@ -33,13 +33,17 @@ bool isd_workspace_mask_matches(const char *pattern, const char *relpath, bool i
  * paths and the git metadata to protect, recorded in the spec. */
 int isd_workspace_resolve(struct isd_spec *spec);
 
-/* Host side, right before the sandbox: creates .git/hooks when missing so
- * that it can be covered read-only. */
-int isd_workspace_prepare_host(const struct isd_spec *spec);
+/* Host side, right before the sandbox (src/workspace-git-host.c): creates
+ * .git/hooks when missing so that it can be covered read-only, and a rw
+ * workspace's stand-ins; *out (NULL: nothing to do after) is for
+ * cleanup_host. */
+struct isd_workspace_host;
+int isd_workspace_prepare_host(const struct isd_spec *spec, struct isd_workspace_host **out);
 
-/* Host side, after the sandbox: removes the placeholders prepare_host
- * made (those that are still isd's). */
-void isd_workspace_cleanup_host(const struct isd_spec *spec);
+/* Host side, after the sandbox: removes the stand-ins no other run still
+ * uses, then holds the executable configuration of the repositories the
+ * run made or changed in a rw workspace (src/git-hold.c); frees h. */
+void isd_workspace_cleanup_host(const struct isd_spec *spec, struct isd_workspace_host *h);
 
 /* Child side: a detached overlay mount from the project's and the
  * session directory's mounts (src/workspace-overlay.c). */

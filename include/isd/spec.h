@@ -99,9 +99,9 @@ struct isd_workspace {
 	char **git_readonly; /* relative paths bound read-only onto themselves */
 	bool git_pin;        /* .git bound onto itself: cannot be renamed or replaced */
 	/* Made on the host for the run, removed after (rw): ".git/" where
-	 * there is no repository. */
+	 * there is no repository, stand-ins for names git would read as
+	 * configuration (src/workspace-git-host.c). */
 	char **git_placeholders;
-	char **git_watched;    /* absent at the start (rw): moved aside when made */
 	char **git_hooks_dirs; /* core.hooksPath inside the workspace: created to be covered */
 };
 

@@ -290,38 +290,125 @@ host_git_clean() {
 	[ ! -e "$T/pwned" ] || fail "$1: git on the host ran the agent's command"
 }
 
-# A rw workspace has no review: a commondir sending git to a config of the
-# agent's (core.fsmonitor) cannot be covered while it does not exist (git
-# reads any placeholder), so it is moved aside when the run ends, loudly.
+# A rw workspace has no review, and the user watches the agent with git
+# status on the host: a commondir sending git to a config of the agent's
+# (core.fsmonitor) must not exist even while the run goes on.  It has a
+# stand-in naming .git itself for the run, read-only, gone at the end.
 test_git_commondir_rw() {
 	make_project
 	init_repo
-	run_isd exec --profile none --workspace "$P" -- sh -c "
+	"$ISD" exec --profile none --workspace "$P:rw" -- sh -c "
 		mkdir -p .git/c && cp -r .git/objects .git/refs .git/HEAD .git/c/
 		printf '[core]\n\tfsmonitor = \"touch $T/pwned; false\"\n' >.git/c/config
-		printf 'c\n' >.git/commondir && echo WROTE"
+		(printf 'c\n' >.git/commondir) 2>/dev/null && echo WROTE
+		(mv .git/commondir .git/cd-old && mv .git/cd-old .git/commondir) 2>/dev/null && echo MOVED
+		: >ready; while [ ! -e done ]; do sleep 0.1; done; echo end" >"$T/out" 2>"$T/err" </dev/null &
+	pid=$!
+	# In the workspace: the sandbox has its own /tmp.
+	for _ in $(seq 100); do
+		[ -e "$P/ready" ] || ! kill -0 "$pid" 2>/dev/null && break
+		sleep 0.1
+	done
+	[ -e "$P/ready" ] || fail "the payload did not start: $(cat "$T/err")"
+	# The agent is still running: the host's git status sees its .git.
+	git -C "$P" status >/dev/null 2>&1
+	[ ! -e "$T/pwned" ] || fail "git status on the host ran the agent's core.fsmonitor during the run"
+	expect_eq "$(cat "$P/.git/commondir")" . "the stand-in names .git itself"
+	: >"$P/done"
+	wait "$pid"
+	rc=$? out=$(cat "$T/out") err=$(cat "$T/err")
 	expect_rc 0
-	expect_contains "$err" "the sandbox made $P/.git/commondir, which redirects git's configuration and hooks: moved to .git/commondir.isd-refused"
-	[ ! -e "$P/.git/commondir" ] || fail "commondir left in place on the host"
-	host_git_clean "rw commondir"
-	rm -f "$P/.git/commondir.isd-refused"
-	# A submodule's config and a linked worktree's commondir are covered too.
-	mkdir -p "$P/.git/modules/sub/hooks" "$P/.git/worktrees/w"
+	expect_contains "$out" end
+	expect_not_contains "$out" WROTE "rw: .git/commondir writable"
+	expect_not_contains "$out" MOVED "rw: the commondir stand-in could be moved"
+	[ ! -e "$P/.git/commondir" ] || fail "the commondir stand-in left on the host"
+	host_git_clean "rw commondir, after the run"
+	# A submodule's config and a linked worktree's commondir are covered
+	# too, also against a rename of the directory above them.
+	mkdir -p "$P/.git/modules/sub/hooks" "$P/.git/modules/sub/objects" "$P/.git/modules/sub/refs" "$P/.git/worktrees/w"
 	printf '[core]\n\tbare = false\n' >"$P/.git/modules/sub/config"
+	echo ref: refs/heads/main >"$P/.git/modules/sub/HEAD"
 	echo ../.. >"$P/.git/worktrees/w/commondir"
 	mkdir -p "$P/.git/info" && : >"$P/.git/info/attributes"
 	run_isd exec --profile none --workspace "$P" -- sh -c '
 		(echo "[core] fsmonitor = x" >>.git/modules/sub/config) 2>/dev/null && echo SUBCONFIG
 		(echo x >.git/modules/sub/hooks/post-checkout) 2>/dev/null && echo SUBHOOK
+		(echo .. >.git/modules/sub/commondir) 2>/dev/null && echo SUBCOMMONDIR
 		(echo /tmp >.git/worktrees/w/commondir) 2>/dev/null && echo WTCOMMON
-		(echo "* filter=x" >.git/info/attributes) 2>/dev/null && echo ATTR; true'
+		(echo "* filter=x" >.git/info/attributes) 2>/dev/null && echo ATTR
+		mv .git/modules/sub .git/modules/old 2>/dev/null && echo RENAMEDSUB
+		mv .git/modules .git/m 2>/dev/null && echo RENAMEDMODULES
+		mv .git/worktrees/w .git/worktrees/x 2>/dev/null && echo RENAMEDWT; true'
 	expect_rc 0
 	expect_not_contains "$out" SUBCONFIG "a submodule's config writable"
 	expect_not_contains "$out" SUBHOOK "a submodule's hooks writable"
+	expect_not_contains "$out" SUBCOMMONDIR "a submodule's commondir could be made"
 	expect_not_contains "$out" WTCOMMON "a worktree's commondir writable"
 	expect_not_contains "$out" ATTR "info/attributes writable"
+	expect_not_contains "$out" RENAMED "a directory above a covered file renamed"
+	[ ! -e "$P/.git/modules/sub/commondir" ] || fail "the submodule's commondir stand-in left on the host"
 }
 
+# The user's work in a rw workspace is on the host at once and whole:
+# commits, a new branch, checkout, rebase, gc, a linked worktree, with the
+# stand-ins in place.
+test_git_agent_flow_rw() {
+	make_project
+	init_repo
+	base=$(git -C "$P" rev-parse HEAD)
+	run_isd exec --profile none -e GIT_AUTHOR_NAME -e GIT_AUTHOR_EMAIL -e GIT_COMMITTER_NAME -e GIT_COMMITTER_EMAIL \
+		--workspace "$P:rw" -- sh -ec '
+		git add -A && git commit -qm one
+		git checkout -qb feature && echo f >f && git add f && git commit -qm feature
+		git checkout -q - && echo m >m && git add m && git commit -qm two
+		git checkout -q feature && git rebase -q - && git gc -q --prune=now
+		git worktree add -q wt 2>/dev/null && git -C wt log -1 --format=%s
+		git status --short; echo FLOW-OK'
+	expect_rc 0 "the agent's git flow"
+	expect_contains "$out" FLOW-OK
+	expect_eq "$(git -C "$P" log --format=%s "$base"..feature | tr '\n' ' ')" "feature two one " "the rebased branch on the host"
+	expect_eq "$(git -C "$P" rev-parse --abbrev-ref HEAD)" feature "HEAD on the host"
+	git -C "$P" fsck --strict >"$T/fsck" 2>&1 || fail "git fsck on the host: $(cat "$T/fsck")"
+	expect_eq "$(git -C "$P" status --porcelain --untracked-files=no)" "" "the host's index matches HEAD"
+	expect_eq "$(git -C "$P/wt" log -1 --format=%s)" feature "the linked worktree on the host"
+	for f in commondir config.worktree info/attributes; do
+		[ ! -e "$P/.git/$f.isd-held" ] || fail "a legitimate flow had $f held"
+	done
+	[ ! -e "$P/.git/commondir" ] || fail "the commondir stand-in left on the host"
+	expect_not_contains "$err" "held" "nothing held after a legitimate flow"
+}
+
+# A repository the agent makes in a rw workspace (git init sub, a new
+# submodule's git directory, a .git file pointing out) cannot be covered
+# while the run goes on: at the end its executable configuration is held
+# under a name the user sees, one line per repository.
+test_git_new_repository_held_rw() {
+	make_project
+	init_repo
+	run_isd exec --profile none -e GIT_AUTHOR_NAME -e GIT_AUTHOR_EMAIL -e GIT_COMMITTER_NAME -e GIT_COMMITTER_EMAIL \
+		--workspace "$P:rw" -- sh -c "
+		git init -q sub && git -C sub config core.fsmonitor 'touch $T/pwned; false' &&
+		printf '#!/bin/sh\ntouch $T/pwned\n' >sub/.git/hooks/post-commit && chmod +x sub/.git/hooks/post-commit &&
+		git init -q plain && echo INIT
+		d=\$(printf 'esc\033[2Jape') && mkdir -p \"\$d\" && printf 'gitdir: /tmp/evil\n' >\"\$d/.git\"
+		git -C sub commit -q --allow-empty -m x && git add sub 2>/dev/null && echo GITLINK"
+	expect_rc 0
+	expect_contains "$out" INIT
+	expect_contains "$err" "in the repository $P/sub/.git (core.fsmonitor, hooks/post-commit): held config as config.isd-held, hooks as hooks.isd-held"
+	expect_not_contains "$err" "$P/plain" "a repository without executable configuration is left alone"
+	expect_contains "$err" "$P/esc^[[2Jape (.git pointing at /tmp/evil): held .git as .git.isd-held"
+	[ "$(printf '%s\n' "$err" | grep -c 'held')" -eq 2 ] || fail "not one line per repository: $err"
+	rm -f "$T/pwned"
+	git -C "$P/sub" status >/dev/null 2>&1
+	git -C "$P/sub" commit -q --allow-empty -m host >/dev/null 2>&1
+	git -C "$P" status >/dev/null 2>&1
+	[ ! -e "$T/pwned" ] || fail "git on the host ran the new repository's fsmonitor or hook"
+	grep -q fsmonitor "$P/sub/.git/config.isd-held" || fail "the held config is not where the line says"
+	# The same check runs again: what it held is not held twice, and a
+	# config the user moves back (after review) is the user's.
+	run_isd exec --profile none --workspace "$P:rw" -- true
+	expect_not_contains "$err" "held" "held again"
+}
 # Where there was no repository, git init in a rw workspace would hand
 # the host a config of the agent's.
 test_git_new_repository_rw() {
