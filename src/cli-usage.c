@@ -49,6 +49,8 @@ void isd_cli_exec_usage(FILE *out)
 	      "      --pid private|host      host: no pid namespace, outer /proc read-only\n"
 	      "      --security-opt seccomp=NAME|PATH|unconfined\n"
 	      "      --security-opt landlock=off  no Landlock ruleset behind the mounts\n"
+	      "      --isolation full|auto|landlock  full (default): namespaces; landlock: none,\n"
+	      "                              Landlock and seccomp only; auto: the strongest here\n"
 	      "Limits (cgroup v2):\n"
 	      "      --memory N  --memory-swap N  --memory-reservation N  --cpus N.N\n"
 	      "      --cpu-shares N  --cpu-weight N  --cpuset-cpus LIST  --pids-limit N\n"

@@ -10,6 +10,7 @@
 #include "isd/cgroup.h"
 #include "command.h"
 #include "guard.h"
+#include "isolation.h"
 #include "options.h"
 #include "isd/profile.h"
 #include "rootful.h"
@@ -78,6 +79,7 @@ enum {
 	OPT_PROXY_PORT,
 	OPT_NETWORK_LOG,
 	OPT_UNSAFE_HOST_ROOT,
+	OPT_ISOLATION,
 	OPT_HELP,
 };
 
@@ -138,6 +140,7 @@ static const struct option exec_options[] = {
 	{"limits", required_argument, NULL, OPT_LIMITS},
 	{"storage-opt", required_argument, NULL, OPT_STORAGE_OPT},
 	{"unsafe-host-root", no_argument, NULL, OPT_UNSAFE_HOST_ROOT},
+	{"isolation", required_argument, NULL, OPT_ISOLATION},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -559,6 +562,13 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 		case OPT_UNSAFE_HOST_ROOT:
 			spec->unsafe_host_root = true;
 			break;
+		case OPT_ISOLATION: {
+			enum isd_isolation tier;
+			r = isd_isolation_parse(arg, &tier);
+			spec->isolation = (int)tier;
+			isd_spec_set_origin(spec, "isolation", origin);
+			break;
+		}
 		case 'h':
 		case OPT_HOSTNAME:
 			free(spec->hostname);

@@ -7,7 +7,10 @@
  */
 #define _GNU_SOURCE
 #include "isd/doctor.h"
+#include "isd/caller.h"
 #include "isd/cgroup.h"
+#include "isd/cli.h"
+#include "isolation.h"
 #include "landlock.h"
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
@@ -46,6 +49,11 @@ struct check {
 struct report {
 	struct check checks[24];
 	size_t n;
+	/* The probe `isd exec --isolation auto` decides by, run once so that
+	 * no check can disagree with it. */
+	struct isd_isolation_probe probe;
+	int agent_tier; /* the agent profile's, resolved as isd exec does; -1: none */
+	bool agent_pid_host;
 };
 
 static struct check *add(struct report *r, const char *name, bool needed)
@@ -119,22 +127,6 @@ static int try_in_child(unsigned long flags, int (*fn)(void *), void *arg)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
 }
 
-static int mount_tmpfs(void *arg)
-{
-	(void)arg;
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 || mount("none", "/tmp", "tmpfs", 0, NULL) < 0)
-		return errno;
-	return 0;
-}
-
-static int mount_proc(void *arg)
-{
-	(void)arg;
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 || mount("proc", "/proc", "proc", 0, NULL) < 0)
-		return errno;
-	return 0;
-}
-
 static int mount_overlay(void *arg)
 {
 	char dir[] = "/tmp/isd-doctor-XXXXXX", opts[256];
@@ -183,13 +175,13 @@ static void check_userns(struct report *r)
 	long max = read_long("/proc/sys/user/max_user_namespaces", -1);
 	long deb = read_long("/proc/sys/kernel/unprivileged_userns_clone", -1);
 	long apparmor = read_long("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", -1);
-	int e = try_in_child(CLONE_NEWUSER | CLONE_NEWNS, mount_tmpfs, NULL);
+	int e = r->probe.userns;
 
 	if (e == 0) {
-		set(c, OK, "an unprivileged user + mount namespace works (max %ld)", max);
+		set(c, OK, "the sandbox's namespaces work, with your id mapped and a tmpfs mounted (max %ld)", max);
 		return;
 	}
-	set(c, FAIL, "creating a user namespace and mounting in it failed: %s", strerror(e));
+	set(c, FAIL, "%s failed: %s", r->probe.userns_step, strerror(e));
 	if (max == 0)
 		snprintf(c->fix, sizeof(c->fix), "sysctl -w user.max_user_namespaces=15000 (and in /etc/sysctl.d/)");
 	else if (deb == 0)
@@ -241,8 +233,12 @@ static void check_kernel(struct report *r)
 static void check_proc(struct report *r)
 {
 	struct check *c = add(r, "fresh /proc", true);
-	int e = try_in_child(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID, mount_proc, NULL);
+	int e = r->probe.proc;
 
+	if (r->probe.userns) {
+		set(c, FAIL, "not tried: the namespaces are refused");
+		return;
+	}
 	if (e == 0) {
 		set(c, OK, "a new pid namespace can mount its own procfs");
 	} else {
@@ -390,6 +386,56 @@ static void check_overlay(struct report *r)
 	set(c, OK, "available; sessions under %s", root);
 }
 
+/* Which tiers this host allows, from the same probe auto decides by, and
+ * the tier the agent profile gets, resolved exactly as isd exec would. */
+static void check_tiers(struct report *r)
+{
+	struct check *full = add(r, "isolation tier full", false), *ll = add(r, "isolation tier landlock", false);
+	struct check *agent = add(r, "isolation of the agent profile", true);
+	const struct isd_isolation_probe *p = &r->probe;
+	int abi = p->landlock_abi;
+	struct isd_caller caller;
+	struct isd_spec spec;
+	char *argv[] = {"exec", "--profile", "agent", "--agent", "omp", "--", "true", NULL};
+
+	if (isd_isolation_full_works(p, false))
+		set(full, OK, "namespaces and a fresh /proc work");
+	else if (p->userns == 0)
+		set(full, WARN, "namespaces work, a fresh /proc does not (%s): only with --pid host, which --isolation auto takes",
+		    strerror(p->proc));
+	else
+		set(full, FAIL, "%s was refused: %s", p->userns_step, strerror(p->userns));
+	if (abi >= ISD_LANDLOCK_SCOPE_ABI)
+		set(ll, OK, "Landlock ABI %d: files, TCP, signal and abstract-socket scoping", abi);
+	else if (abi >= ISD_LANDLOCK_NET_ABI)
+		set(ll, OK, "Landlock ABI %d: files and TCP; signals and abstract sockets are not scoped (ABI 6)", abi);
+	else if (abi >= ISD_LANDLOCK_MIN_ABI)
+		set(ll, WARN, "Landlock ABI %d: files only, so --network host only (TCP rules need ABI 4)", abi);
+	else
+		set(ll, FAIL, "Landlock ABI %d: the tier needs ABI %d", abi, ISD_LANDLOCK_MIN_ABI);
+
+	r->agent_tier = -1;
+	isd_caller_from_process(&caller);
+	isd_spec_init(&spec);
+	if (isd_cli_parse_exec(7, argv, &caller, &spec) == 0 && isd_spec_validate(&spec) == 0 &&
+	    isd_isolation_resolve(&spec, p) == 0) {
+		r->agent_tier = spec.tier;
+		r->agent_pid_host = spec.isolation_pid_host;
+		set(agent, OK, "--isolation %s: the %s tier%s (%s)", isd_isolation_name(spec.isolation),
+		    isd_isolation_name(spec.tier), spec.isolation_pid_host ? " without a pid namespace" : "",
+		    spec.isolation_why);
+	} else {
+		set(agent, FAIL, "%s", isd_error_message());
+		isd_error_clear();
+	}
+	if (!isd_isolation_full_works(p, false) && spec.isolation == ISD_ISOLATION_FULL)
+		snprintf(agent->fix, sizeof(agent->fix), "--isolation auto in your agent profile (isd profile edit agent), "
+			 "or give the outer container namespaces: docker/podman --security-opt seccomp=unconfined "
+			 "--security-opt systempaths=unconfined (Kubernetes: securityContext.seccompProfile.type: Unconfined, "
+			 "procMount: Unmasked)");
+	isd_spec_free(&spec);
+}
+
 static void check_images(struct report *r)
 {
 	struct check *c = add(r, "image store", false);
@@ -424,6 +470,7 @@ int isd_doctor_main(int argc, char **argv)
 		fprintf(stderr, "isd: doctor: unknown argument '%s' (known: --json)\n", argv[1]);
 		return ISD_EXIT_FAILURE;
 	}
+	isd_isolation_probe(&r.probe);
 	check_kernel(&r);
 	check_userns(&r);
 	check_apparmor(&r);
@@ -434,10 +481,20 @@ int isd_doctor_main(int argc, char **argv)
 	check_idmap(&r);
 	check_network_helpers(&r);
 	check_overlay(&r);
+	check_tiers(&r);
 	check_images(&r);
-	for (size_t i = 0; i < r.n; i++)
+	for (size_t i = 0; i < r.n; i++) {
+		const char *n = r.checks[i].name;
+		/* What the agent profile's tier does not use cannot keep it
+		 * from working. */
+		if (r.agent_tier == ISD_ISOLATION_LANDLOCK && (!strcmp(n, "user namespaces") || !strcmp(n, "fresh /proc") ||
+							      !strncmp(n, "overlayfs", 9)))
+			continue;
+		if (r.agent_pid_host && !strcmp(n, "fresh /proc"))
+			continue;
 		if (r.checks[i].needed_by_agent && r.checks[i].level == FAIL)
 			agent_ok = false;
+	}
 
 	if (json) {
 		json_object *root = json_object_new_object(), *arr = json_object_new_array();

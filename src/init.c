@@ -172,7 +172,7 @@ static bool is_executable_file(const char *path)
 /* execvpe() searches the *caller's* PATH; the payload's PATH is the one that
  * counts, so the search is done here.  Returns the errno that decides 126 vs
  * 127, with the message recorded. */
-static int exec_command(char *const argv[], char *const envp[], const char *path_env, bool not_on_caller_path)
+int isd_init_exec_command(char *const argv[], char *const envp[], const char *path_env, bool not_on_caller_path)
 {
 	const char *cmd = argv[0];
 	bool saw_eacces = false;
@@ -269,7 +269,7 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	if (r < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
-	r = exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"), spec->command_not_on_caller_path);
+	r = isd_init_exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"), spec->command_not_on_caller_path);
 	report_and_exit(r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
 }
 

@@ -56,6 +56,11 @@ struct isd_init_args {
  * SETUP_FD. */
 _Noreturn void isd_init_main(const struct isd_init_args *a);
 
+/* In the payload: execve argv[0] searched on the payload's PATH (not the
+ * caller's); returns -ENOENT (127) or another -errno (126), recorded.  The
+ * landlock tier's payload uses it too. */
+int isd_init_exec_command(char *const argv[], char *const envp[], const char *path_env, bool not_on_caller_path);
+
 /* The signals isd forwards from the caller to the payload. */
 #define ISD_N_FORWARDED_SIGNALS 8
 extern const int isd_forwarded_signals[ISD_N_FORWARDED_SIGNALS];

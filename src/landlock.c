@@ -13,6 +13,7 @@
 #include "isd/util.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <json-c/json.h>
 #include <linux/landlock.h>
 #include <stdio.h>
@@ -55,11 +56,47 @@ static const struct {
 	{LANDLOCK_ACCESS_FS_REFER, "refer", 2},
 };
 #define N_RIGHTS (sizeof(rights) / sizeof(rights[0]))
+#define add isd_landlock_plan_add
+
+/* The landlock tier's read rights, named for --print-spec. */
+static const struct {
+	uint64_t bit;
+	const char *name;
+} read_rights[] = {
+	{LANDLOCK_ACCESS_FS_READ_FILE, "read_file"},
+	{LANDLOCK_ACCESS_FS_READ_DIR, "read_dir"},
+	{LANDLOCK_ACCESS_FS_EXECUTE, "execute"},
+};
+
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+#define ISD_RULE_NET_PORT 2 /* LANDLOCK_RULE_NET_PORT */
+
+/* The kernel's struct landlock_ruleset_attr at ABI 6, whatever the
+ * installed header has; its size tells the kernel which fields are set. */
+struct ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+} __attribute__((packed));
 
 /* What a rule on a file (not a directory) may carry. */
 #define FILE_RIGHTS (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 /* A device or a terminal: written and controlled, never created in. */
 #define DEVICE_RIGHTS FILE_RIGHTS
+/* The landlock tier's rights on a file also read and execute it. */
+#define FILE_READ_RIGHTS (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE)
 
 static uint64_t all_rights(void)
 {
@@ -89,7 +126,7 @@ uint64_t isd_landlock_handled(int abi)
 	return handled;
 }
 
-static void add(struct isd_landlock_plan *p, const char *path, uint64_t access, const char *why)
+void isd_landlock_plan_add(struct isd_landlock_plan *p, const char *path, uint64_t access, const char *why)
 {
 	p->rules = isd_xrealloc(p->rules, (p->n_rules + 1) * sizeof(*p->rules));
 	p->rules[p->n_rules++] = (struct isd_landlock_rule){.path = isd_xstrdup(path), .access = access, .why = why};
@@ -121,6 +158,9 @@ void isd_landlock_plan(const struct isd_spec *spec, struct isd_landlock_plan *ou
 		return;
 	}
 	out->enabled = true;
+	/* Without a pid namespace the host's processes are in reach: a
+	 * domain already keeps ptrace inside, scoping keeps signals. */
+	out->scope_signals = spec->pid_host;
 	/* Rights are the same beneath every writable place, so that moving
 	 * a file between them never gains rights (Landlock's REFER rule). */
 	if (spec->writable_root)
@@ -176,6 +216,31 @@ static json_object *access_json(uint64_t access, uint64_t handled)
 	for (size_t i = 0; i < N_RIGHTS; i++)
 		if (access & rights[i].bit)
 			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", n ? " " : "", rights[i].name);
+	return json_object_new_string(text);
+}
+
+json_object *isd_landlock_access_json(const struct isd_landlock_plan *plan, uint64_t access)
+{
+	uint64_t handled = isd_landlock_handled(isd_landlock_abi());
+	char text[200] = "";
+	size_t n = 0;
+
+	if (!handled)
+		handled = all_rights();
+	if (plan->handle_read)
+		for (size_t i = 0; i < sizeof(read_rights) / sizeof(read_rights[0]); i++) {
+			handled |= read_rights[i].bit;
+			if (access & read_rights[i].bit)
+				n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", n ? " " : "", read_rights[i].name);
+		}
+	if ((access & handled) == handled)
+		return json_object_new_string("all");
+	if ((access & handled & all_rights()) == (handled & all_rights()))
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%swrite (all)", n ? " " : "");
+	else
+		for (size_t i = 0; i < N_RIGHTS; i++)
+			if (access & handled & rights[i].bit)
+				n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s", n ? " " : "", rights[i].name);
 	return json_object_new_string(text);
 }
 
@@ -238,17 +303,30 @@ static void allow_stdio(int ruleset, uint64_t handled)
 	for (int fd = 0; fd < 3; fd++) {
 		struct stat st;
 		int fl = fcntl(fd, F_GETFL);
+		uint64_t access = 0;
 
-		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(fd, &st) < 0)
+		if (fl < 0 || fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
 			continue;
-		if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-			(void)add_rule(ruleset, fd, handled & FILE_RIGHTS);
+		if ((fl & O_ACCMODE) != O_RDONLY)
+			access |= FILE_RIGHTS;
+		if ((fl & O_ACCMODE) != O_WRONLY)
+			access |= LANDLOCK_ACCESS_FS_READ_FILE;
+		if (access & handled)
+			(void)add_rule(ruleset, fd, access & handled);
 	}
+}
+
+static size_t ruleset_attr_size(int abi)
+{
+	return abi >= ISD_LANDLOCK_SCOPE_ABI ? sizeof(struct ruleset_attr)
+	       : abi >= ISD_LANDLOCK_NET_ABI ? offsetof(struct ruleset_attr, scoped)
+					     : offsetof(struct ruleset_attr, handled_access_net);
 }
 
 int isd_landlock_apply(const struct isd_landlock_plan *plan)
 {
-	struct landlock_ruleset_attr attr = {0};
+	struct ruleset_attr attr = {0};
+	uint64_t file_rights = FILE_RIGHTS;
 	int abi, ruleset, r = 0;
 
 	if (!plan->enabled)
@@ -257,7 +335,16 @@ int isd_landlock_apply(const struct isd_landlock_plan *plan)
 	attr.handled_access_fs = isd_landlock_handled(abi);
 	if (!attr.handled_access_fs)
 		return 0; /* isd doctor says why */
-	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+	if (plan->handle_read) {
+		attr.handled_access_fs |= ISD_LANDLOCK_READ;
+		file_rights |= FILE_READ_RIGHTS;
+	}
+	if (plan->handle_tcp && abi >= ISD_LANDLOCK_NET_ABI)
+		attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+	if (abi >= ISD_LANDLOCK_SCOPE_ABI)
+		attr.scoped = (plan->scope_signals ? LANDLOCK_SCOPE_SIGNAL : 0) |
+			      (plan->scope_abstract ? LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET : 0);
+	ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, ruleset_attr_size(abi), 0);
 	if (ruleset < 0) {
 		r = isd_error(-errno, "creating the Landlock ruleset (ABI %d)", abi);
 		goto fail;
@@ -274,11 +361,19 @@ int isd_landlock_apply(const struct isd_landlock_plan *plan)
 		if (fd < 0)
 			continue;
 		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
-			access &= FILE_RIGHTS;
+			access &= file_rights;
 		r = access ? add_rule(ruleset, fd, access) : 0;
 		close(fd);
 		if (r < 0) {
 			isd_error(r, "adding the Landlock rule for %s", rule->path);
+			goto fail;
+		}
+	}
+	if (attr.handled_access_net && plan->connect_port) {
+		struct net_port_attr np = {.allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP, .port = plan->connect_port};
+
+		if (syscall(SYS_landlock_add_rule, ruleset, ISD_RULE_NET_PORT, &np, 0) < 0) {
+			r = isd_error(-errno, "adding the Landlock rule for TCP port %u", plan->connect_port);
 			goto fail;
 		}
 	}
@@ -288,7 +383,7 @@ int isd_landlock_apply(const struct isd_landlock_plan *plan)
 fail:
 	if (ruleset >= 0)
 		close(ruleset);
-	if (r < 0)
+	if (r < 0 && !plan->handle_read)
 		isd_error_hint("--security-opt landlock=off runs without it (the mount layer alone then confines writes)");
 	return r;
 }

@@ -39,7 +39,29 @@ struct isd_landlock_plan {
 	const char *off_reason; /* static, when !enabled */
 	struct isd_landlock_rule *rules;
 	size_t n_rules;
+	/* The landlock isolation tier (src/sandbox-landlock.c), which has no
+	 * mount layer: reads and execution are handled too (rules then carry
+	 * ISD_LANDLOCK_READ), and TCP (ABI 4: bind and connect refused but
+	 * connect to connect_port, when not 0). */
+	bool handle_read;
+	bool handle_tcp;
+	uint16_t connect_port;
+	/* ABI 6: signals (and abstract unix sockets) stay inside the domain */
+	bool scope_signals, scope_abstract;
 };
+
+/* What reading a sandbox needs: files, directories, execution. */
+#define ISD_LANDLOCK_READ ((1ULL << 0) | (1ULL << 2) | (1ULL << 3))
+/* Every right the running ABI handles (narrowed when applied). */
+#define ISD_LANDLOCK_ALL (~0ULL)
+/* The first ABIs with TCP rules and with scoping. */
+#define ISD_LANDLOCK_NET_ABI 4
+#define ISD_LANDLOCK_SCOPE_ABI 6
+
+/* A rule for the plan (path copied; why static). */
+void isd_landlock_plan_add(struct isd_landlock_plan *p, const char *path, uint64_t access, const char *why);
+/* A rule's rights in words ("all", or the names), for --print-spec. */
+struct json_object *isd_landlock_access_json(const struct isd_landlock_plan *plan, uint64_t access);
 
 /* The running kernel's Landlock ABI version, 0 when it has none (or it is
  * disabled, or an outer seccomp filter hides it). */

@@ -5,6 +5,7 @@
 #include "isd/cgroup.h"
 #include "isd/cli.h"
 #include "isd/doctor.h"
+#include "isolation.h"
 #include "isd/profile.h"
 #include "isd/sandbox.h"
 #include "isd/seccomp.h"
@@ -72,6 +73,8 @@ static int cmd_exec(int argc, char **argv)
 	}
 	if (r == 0)
 		r = isd_spec_validate(&spec);
+	if (r == 0)
+		r = isd_isolation_resolve(&spec, NULL);
 	if (r < 0) {
 		isd_error_print("invalid arguments");
 		isd_spec_free(&spec);
@@ -84,7 +87,8 @@ static int cmd_exec(int argc, char **argv)
 		isd_spec_free(&spec);
 		return 0;
 	}
-	if (spec.pid_host)
+	isd_isolation_note(&spec);
+	if (spec.pid_host && !spec.isolation_pid_host && spec.tier == ISD_ISOLATION_FULL)
 		isd_warn("--pid=host: the sandbox shares your process IDs; its processes can signal and trace your other processes");
 	code = isd_sandbox_run(&spec);
 	isd_spec_free(&spec);

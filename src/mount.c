@@ -257,7 +257,7 @@ static int setup_proc_sys(struct isd_mount_builder *b, const struct isd_spec *sp
 				isd_error_hint("isd runs inside a container whose /proc has masked or read-only submounts, "
 					       "so the kernel refuses a new procfs; fix: run the outer container with an unmasked /proc "
 					       "(docker/podman: --security-opt systempaths=unconfined), or use --pid=host "
-					       "(no pid namespace, the outer /proc read-only)");
+					       "(no pid namespace, the outer /proc read-only), or --isolation auto, which takes that");
 			}
 			return proc;
 		}

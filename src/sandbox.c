@@ -27,12 +27,14 @@
 #include "isd/sandbox.h"
 #include "isd/cgroup.h"
 #include "init.h"
+#include "isolation.h"
 #include "landlock.h"
 #include "net.h"
 #include "isd/process.h"
 #include "isd/proxy.h"
 #include "pty.h"
 #include "rootful.h"
+#include "sandbox-landlock.h"
 #include "isd/seccomp.h"
 #include "isd/session.h"
 #include "isd/storage.h"
@@ -309,6 +311,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	_cleanup_free_ char *session_log = NULL;
 	struct isd_storage_watch *storage = NULL;
 
+	if (spec->tier == ISD_ISOLATION_LANDLOCK)
+		return isd_sandbox_landlock_run(spec);
 	isd_cgroup_init(&cg);
 	exit_code = ISD_EXIT_FAILURE;
 	r = isd_seccomp_prepare(spec->seccomp, &seccomp);

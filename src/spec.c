@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "isd/spec.h"
+#include "isolation.h"
 #include "landlock.h"
 #include "mount-proc.h"
 #include "isd/util.h"
@@ -41,6 +42,7 @@ void isd_spec_free(struct isd_spec *spec)
 	free(spec->hostname);
 	free(spec->seccomp);
 	free(spec->activity_log);
+	free(spec->isolation_why);
 	free(spec->limits.cpuset_cpus);
 	free(spec->uid_ranges);
 	free(spec->gid_ranges);
@@ -450,6 +452,7 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 	json_object_object_add(root, "capabilities", json_object_new_array());
 	json_object_object_add(root, "no_new_privileges", json_object_new_boolean(true));
 	json_object_object_add(root, "seccomp", json_object_new_string(spec->seccomp ? spec->seccomp : "default"));
+	json_object_object_add(root, "isolation", isd_isolation_to_json(spec));
 	json_object_object_add(root, "landlock", isd_landlock_to_json(spec));
 	json_object_object_add(root, "limits", limits_json(&spec->limits));
 	json_object_object_add(root, "storage", isd_storage_to_json(&spec->storage));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "userns.h"
+#include "isolation.h"
 #include "isd/spec.h"
 #include "isd/process.h"
 #include "isd/util.h"
@@ -89,6 +90,7 @@ void isd_userns_explain_failure(int err)
 	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
 		isd_error_hint("Ubuntu's kernel.apparmor_restrict_unprivileged_userns=1 takes capabilities away in new user namespaces; "
 			       "fix: install isd's AppArmor profile (packaging/apparmor/isd) or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0");
+		isd_isolation_hint_auto();
 		return;
 	}
 	if (under_seccomp_filter() && (err == -EPERM || err == -EACCES || err == -ENOSYS)) {
@@ -99,6 +101,7 @@ void isd_userns_explain_failure(int err)
 			       "in a Docker or podman container, run it with --security-opt seccomp=unconfined (Kubernetes: "
 			       "securityContext.seccompProfile.type: Unconfined); inside an isd sandbox, start the outer one with "
 			       "--security-opt seccomp=nested (with a profile of your own, also --security-opt landlock=off)");
+		isd_isolation_hint_auto();
 		return;
 	}
 	if (err == -EPERM || err == -EACCES)

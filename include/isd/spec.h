@@ -139,6 +139,11 @@ struct isd_spec {
 
 	char *seccomp; /* profile name or path; "unconfined" disables it */
 	bool landlock_off; /* --security-opt landlock=off (landlock.h) */
+	/* --isolation (src/isolation.h): as asked, and the tier that
+	 * isd_isolation_resolve() chose (full or landlock), with why */
+	int isolation, tier;
+	char *isolation_why;
+	bool isolation_pid_host; /* auto took --pid host for a masked /proc */
 	char *activity_log; /* --activity-log FILE (isd/activity.h); a cow session has one anyway */
 
 	struct isd_limits limits;

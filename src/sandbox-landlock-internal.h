@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Shared by sandbox-landlock.c (the run) and sandbox-landlock-plan.c (what
+ * the tier allows, computed from the spec). */
+#ifndef ISD_SANDBOX_LANDLOCK_INTERNAL_H
+#define ISD_SANDBOX_LANDLOCK_INTERNAL_H
+
+#include "landlock.h"
+#include "isd/seccomp.h"
+#include "isd/spec.h"
+
+#include <stdint.h>
+
+/* The private directories of one run: root (isd's, 0700) holds tmp (the
+ * payload's TMPDIR), home (its HOME: read-only, a link for each bind from
+ * the real home, whose own entries are hidden) and bin (the command
+ * resolution's links, read-only). */
+struct isd_tier_dirs {
+	char *root, *tmp, *home, *bin;
+};
+
+/* The Landlock plan: dirs NULL shows placeholders (--print-spec); port is
+ * the relay's (netless), 0 otherwise. */
+void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, uint16_t port,
+		   struct isd_landlock_plan *plan);
+
+/* The filter on socket(2) that --network none and netless add: only
+ * AF_UNIX, and AF_INET/AF_INET6 as TCP (Landlock rules TCP ports; UDP and
+ * the rest it cannot rule).  Nothing for --network host. */
+int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_program *out);
+
+/* Whether a tmpfs destination is one the private TMPDIR stands for. */
+bool isd_tier_tmp_destination(const char *dst);
+
+#endif

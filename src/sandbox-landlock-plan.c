@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the landlock tier (include/isd/sandbox-landlock.h) gives a spec:
+ * whether it can at all, its Landlock rules and its socket filter.
+ *
+ * Landlock rules only add rights beneath a directory, so "everything but
+ * the home directory" is said by enumeration: every entry of / is
+ * readable except those on the way to a hidden path, into which the
+ * enumeration descends, leaving out the hidden path itself.  The same
+ * hides the masked files of a read-only workspace.
+ */
+#define _GNU_SOURCE
+#include "sandbox-landlock-internal.h"
+#include "command.h"
+#include "guard.h"
+#include "sandbox-landlock.h"
+#include "isd/util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <linux/landlock.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#define WRITE_ALL ISD_LANDLOCK_ALL
+#define MAX_DEPTH 16
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+bool isd_tier_tmp_destination(const char *dst)
+{
+	return !strcmp(dst, "/tmp") || !strcmp(dst, "/var/tmp") || !strcmp(dst, "/run");
+}
+
+/* Paths the enumeration leaves out, literal and resolved (a home behind
+ * a symlink is hidden by its real path, which is what Landlock sees). */
+static void hide(char ***hidden, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (!path || path[0] != '/' || !path[1])
+		return;
+	isd_strv_push(hidden, isd_xstrdup(path));
+	if (realpath(path, real) && strcmp(real, path) && strcmp(real, "/"))
+		isd_strv_push(hidden, isd_xstrdup(real));
+}
+
+/* Every entry of dir readable (access), but the hidden ones; into those
+ * on the way to one it descends.  Symlinks get no rule: Landlock sees
+ * where they lead, which has its own. */
+static void grant_except(struct isd_landlock_plan *plan, const char *dir, char **hidden, uint64_t access,
+			 const char *why, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *child = NULL;
+		bool skip = false, descend = false;
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		child = !strcmp(dir, "/") ? isd_xasprintf("/%s", de->d_name) : isd_xasprintf("%s/%s", dir, de->d_name);
+		if (lstat(child, &st) < 0 || S_ISLNK(st.st_mode))
+			continue;
+		for (size_t i = 0; hidden && hidden[i]; i++) {
+			if (under(child, hidden[i]))
+				skip = true;
+			else if (under(hidden[i], child))
+				descend = true;
+		}
+		if (skip)
+			continue;
+		if (descend && S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
+			grant_except(plan, child, hidden, access, why, depth + 1);
+		else if (!descend)
+			isd_landlock_plan_add(plan, child, access, why);
+	}
+	closedir(d);
+}
+
+static const struct isd_mount *tmp_mount(const struct isd_spec *spec)
+{
+	ssize_t i = isd_spec_find_mount(spec, "/tmp");
+	return i >= 0 && spec->mounts[i].type == ISD_MOUNT_TMPFS ? &spec->mounts[i] : NULL;
+}
+
+static const char *const dev_nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+					"/dev/urandom", "/dev/tty", "/dev/ptmx", NULL};
+
+void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, uint16_t port,
+		   struct isd_landlock_plan *plan)
+{
+	_cleanup_strv_ char **hidden = NULL, **guarded = NULL, **guarded_what = NULL;
+	const char *home = isd_spec_getenv(spec, "HOME"), *caller_home = getenv("HOME");
+	const struct isd_mount *tmp = tmp_mount(spec);
+	const char *ws = spec->workspace.path;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->enabled = true;
+	plan->handle_read = true;
+	plan->handle_tcp = spec->network != ISD_NET_HOST;
+	plan->connect_port = spec->network == ISD_NET_NETLESS ? port : 0;
+	plan->scope_signals = plan->scope_abstract = true;
+
+	hide(&hidden, home);
+	if (caller_home && (!home || strcmp(home, caller_home)))
+		hide(&hidden, caller_home);
+	hide(&hidden, "/tmp");
+	hide(&hidden, "/var/tmp");
+	hide(&hidden, "/run");
+	hide(&hidden, "/dev");
+	guarded = isd_guard_dirs(&guarded_what);
+	for (size_t i = 0; guarded && guarded[i]; i++)
+		hide(&hidden, guarded[i]);
+	grant_except(plan, "/", hidden, ISD_LANDLOCK_READ, "read-only: this system", 0);
+
+	isd_landlock_plan_add(plan, "/dev", LANDLOCK_ACCESS_FS_READ_DIR, "listing /dev");
+	for (size_t i = 0; dev_nodes[i]; i++)
+		isd_landlock_plan_add(plan, dev_nodes[i], WRITE_ALL, "device");
+	isd_landlock_plan_add(plan, "/dev/shm", WRITE_ALL, "shared memory: the container's own /dev/shm, shared");
+
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+
+		if (m->type != ISD_MOUNT_BIND || m->rebind || (ws && !strcmp(m->destination, ws)))
+			continue;
+		isd_landlock_plan_add(plan, m->destination, m->readonly ? ISD_LANDLOCK_READ : WRITE_ALL,
+				      m->readonly ? "read-only bind" : "read-write bind");
+	}
+	if (ws && spec->workspace.mode == ISD_WORKSPACE_RW) {
+		isd_landlock_plan_add(plan, ws, WRITE_ALL, "the workspace");
+	} else if (ws && spec->workspace.masked && spec->workspace.masked[0]) {
+		_cleanup_strv_ char **masked = NULL;
+
+		for (size_t i = 0; spec->workspace.masked[i]; i++) {
+			_cleanup_free_ char *rel = isd_xstrdup(spec->workspace.masked[i]);
+			size_t n = strlen(rel);
+			if (n > 1 && rel[n - 1] == '/')
+				rel[n - 1] = '\0';
+			isd_strv_push(&masked, isd_xasprintf("%s/%s", ws, rel));
+		}
+		isd_landlock_plan_add(plan, ws, LANDLOCK_ACCESS_FS_READ_DIR, "the workspace (masked files unreadable)");
+		grant_except(plan, ws, masked, ISD_LANDLOCK_READ, "the workspace, read-only", 0);
+	} else if (ws) {
+		isd_landlock_plan_add(plan, ws, ISD_LANDLOCK_READ, "the workspace, read-only");
+	}
+
+	isd_landlock_plan_add(plan, dirs ? dirs->tmp : "<TMPDIR: a private directory isd makes>",
+			      tmp && !tmp->exec ? WRITE_ALL & ~LANDLOCK_ACCESS_FS_EXECUTE : WRITE_ALL,
+			      "the private TMPDIR (instead of a tmpfs on /tmp)");
+	isd_landlock_plan_add(plan, dirs ? dirs->home : "<HOME: a private directory isd makes>", ISD_LANDLOCK_READ,
+			      "the private HOME: empty and read-only, with links to what is bound from the real one");
+	isd_landlock_plan_add(plan, dirs ? dirs->bin : "<the command's links: a private directory isd makes>",
+			      ISD_LANDLOCK_READ, "the names scripts look up (" ISD_COMMAND_LINK_DIR ")");
+	/* A resolver configuration kept in a hidden /run (systemd-resolved)
+	 * is what --network host needs of it. */
+	if (spec->network == ISD_NET_HOST) {
+		char real[PATH_MAX];
+		if (realpath("/etc/resolv.conf", real))
+			isd_landlock_plan_add(plan, real, LANDLOCK_ACCESS_FS_READ_FILE, "the resolver configuration");
+	}
+}
+
+/* ---- whether the tier can give the spec ---- */
+
+#define TIER "--isolation landlock"
+
+int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
+{
+	const struct isd_workspace *ws = &spec->workspace;
+
+	if (abi < ISD_LANDLOCK_MIN_ABI)
+		return isd_error(0, TIER ": the kernel's Landlock ABI is %d, the tier needs %d (Linux 5.19) "
+					      "with landlock in the lsm= list", abi, ISD_LANDLOCK_MIN_ABI);
+	if (spec->network != ISD_NET_HOST && abi < ISD_LANDLOCK_NET_ABI)
+		return isd_error(0, TIER ": --network %s needs Landlock's TCP rules (ABI %d, Linux 6.7), the kernel has ABI %d",
+				 isd_network_mode_name(spec->network), ISD_LANDLOCK_NET_ABI, abi);
+	if (spec->landlock_off)
+		return isd_error(0, TIER ": --security-opt landlock=off leaves nothing of this tier");
+	if (spec->rootfs || spec->writable_root || spec->n_uid_ranges || spec->build_caps)
+		return isd_error(0, TIER ": --image and --rootfs need a mount namespace; this tier runs on this system's own files");
+	if (spec->uid != geteuid() || spec->gid != getegid())
+		return isd_error(0, TIER ": -u %u:%u needs a user namespace; this tier runs as you (%u:%u)", spec->uid,
+				 spec->gid, geteuid(), getegid());
+	if (spec->network == ISD_NET_PRIVATE)
+		return isd_error(0, TIER ": --network private needs a network namespace (use netless, none or host)");
+	if (spec->net.n_forwards || spec->net.n_forwards_unix || spec->net.n_hosts || spec->net.n_publish)
+		return isd_error(0, TIER ": --forward, --forward-unix, --add-host and --publish need the sandbox's own loopback "
+				    "and /etc/hosts");
+	if (spec->activity_log)
+		return isd_error(0, TIER ": --activity-log is not supported in this tier yet");
+	if (spec->storage.size || spec->storage.inodes || spec->storage.min_free_set)
+		return isd_error(0, TIER ": --storage-opt is not supported in this tier yet");
+	if (ws->path && ws->mode == ISD_WORKSPACE_COW)
+		return isd_error(0, TIER ": --workspace %s:cow needs an overlay (a mount namespace), and this tier has no "
+					 "copy-on-write copy yet; use --workspace %s:ro, or :rw with --git-writable", ws->path, ws->path);
+	if (ws->path && ws->mode == ISD_WORKSPACE_RW && ((ws->masked && ws->masked[0]) || (ws->git_readonly && ws->git_readonly[0])))
+		return isd_error(0, TIER ": the read-only parts of the writable workspace %s (%s) cannot be kept: Landlock's "
+					 "rules only add rights beneath a directory; use --workspace %s:ro, or %s with --git-writable "
+					 "and --unmask",
+				 ws->path, ws->masked && ws->masked[0] ? ws->masked[0] : ws->git_readonly[0], ws->path,
+				 "rw");
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+
+		if (m->agent_state)
+			return isd_error(0, TIER ": --agent-state %s needs its guarded copy-on-write layers (a mount namespace)",
+					 spec->agent_state ? spec->agent_state : m->destination);
+		if (m->type == ISD_MOUNT_OVERLAY)
+			continue; /* the cow workspace, refused above */
+		if (m->type == ISD_MOUNT_TMPFS) {
+			if (isd_tier_tmp_destination(m->destination) || !strcmp(m->destination, ISD_COMMAND_LINK_DIR))
+				continue;
+			return isd_error(0, TIER ": --tmpfs %s (%s) needs a mount namespace; only /tmp, /var/tmp and /run "
+						 "become the private TMPDIR", m->destination, m->origin ? m->origin : "isd");
+		}
+		if (m->rebind) {
+			for (size_t j = 0; j < spec->n_mounts; j++)
+				if (!spec->mounts[j].readonly && spec->mounts[j].type == ISD_MOUNT_BIND && j != i &&
+				    under(m->destination, spec->mounts[j].destination))
+					return isd_error(0, TIER ": %s cannot stay read-only inside the writable bind %s "
+								 "(Landlock's rules only add rights beneath a directory)",
+							 m->destination, spec->mounts[j].destination);
+			continue;
+		}
+		if (strcmp(m->source, m->destination))
+			return isd_error(0, TIER ": -v %s:%s needs a mount namespace; this tier only allows a path at its own place (-v %s:%s)",
+					 m->source, m->destination, m->source, m->source);
+	}
+	return 0;
+}
+
+/* ---- the socket filter ---- */
+
+static int rule(scmp_filter_ctx ctx, int err, unsigned n, const struct scmp_arg_cmp *cmp)
+{
+	return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)err), SCMP_SYS(socket), n, cmp);
+}
+
+int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_program *out)
+{
+	scmp_filter_ctx ctx;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (spec->network == ISD_NET_HOST) {
+		out->unconfined = true;
+		return 0;
+	}
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return isd_error(-ENOMEM, "creating the landlock tier's socket filter");
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM));
+	/* Families: AF_UNIX, AF_INET and AF_INET6 only (raw, netlink,
+	 * packet, vsock, ... Landlock cannot rule).  A value with bits above
+	 * the int the kernel reads is caught by the last rule. */
+	for (uint64_t f = 0; r == 0 && f < 64; f++) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, f);
+		if (f != AF_UNIX && f != AF_INET && f != AF_INET6)
+			r = rule(ctx, EAFNOSUPPORT, 1, &c);
+	}
+	if (r == 0) {
+		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_GE, 64);
+		r = rule(ctx, EAFNOSUPPORT, 1, &c);
+	}
+	/* IP: TCP only, which Landlock rules by port; UDP (DNS too), ICMP,
+	 * raw, SCTP and MPTCP it cannot. */
+	for (int fam = 0; r == 0 && fam < 2; fam++) {
+		uint64_t f = fam ? AF_INET6 : AF_INET;
+
+		for (uint64_t t = 0; r == 0 && t < 16; t++) {
+			struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, f), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, t)};
+			if (t != SOCK_STREAM)
+				r = rule(ctx, EACCES, 2, c);
+		}
+		for (uint64_t p = 1; r == 0 && p < 6; p++) {
+			struct scmp_arg_cmp c[3] = {SCMP_A0(SCMP_CMP_EQ, f), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
+						    SCMP_A2(SCMP_CMP_EQ, p)};
+			r = rule(ctx, EPROTONOSUPPORT, 3, c);
+		}
+		if (r == 0) {
+			struct scmp_arg_cmp c[3] = {SCMP_A0(SCMP_CMP_EQ, f), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
+						    SCMP_A2(SCMP_CMP_GE, 7)};
+			r = rule(ctx, EPROTONOSUPPORT, 3, c);
+		}
+	}
+	if (r < 0) {
+		seccomp_release(ctx);
+		return isd_error(r, "building the landlock tier's socket filter");
+	}
+	r = isd_seccomp_export(ctx, &out->filter, &out->len);
+	seccomp_release(ctx);
+	if (r == 0)
+		out->name = isd_xstrdup("the landlock tier's socket families");
+	return r;
+}
+
+/* ---- --print-spec ---- */
+
+json_object *isd_sandbox_landlock_json(const struct isd_spec *spec)
+{
+	json_object *o = json_object_new_object(), *rules = json_object_new_array();
+	struct isd_landlock_plan plan;
+	const char *net;
+
+	isd_tier_plan(spec, NULL, 0, &plan);
+	for (size_t i = 0; i < plan.n_rules; i++) {
+		json_object *r = json_object_new_object();
+		json_object_object_add(r, "path", json_object_new_string(plan.rules[i].path));
+		json_object_object_add(r, "access", isd_landlock_access_json(&plan, plan.rules[i].access));
+		json_object_object_add(r, "why", json_object_new_string(plan.rules[i].why));
+		json_object_array_add(rules, r);
+	}
+	json_object_object_add(o, "filesystem", rules);
+	json_object_object_add(o, "not_readable", json_object_new_string(
+		"everything else: the home directory but for the binds, /tmp, /var/tmp, /run, /dev but for its nodes above, "
+		"isd's own directories"));
+	switch (spec->network) {
+	case ISD_NET_HOST:
+		net = "not ruled (--network host)";
+		break;
+	case ISD_NET_NETLESS:
+		net = "TCP: bind refused, connect only to the relay's port (on any address: Landlock rules ports); "
+		      "sockets: AF_UNIX, and AF_INET/AF_INET6 as TCP only (no UDP, hence no DNS)";
+		break;
+	default:
+		net = "TCP: bind and connect refused; sockets: AF_UNIX, and AF_INET/AF_INET6 as TCP only (no UDP)";
+	}
+	json_object_object_add(o, "network", json_object_new_string(net));
+	json_object_object_add(o, "scoped", json_object_new_string(
+		"ptrace (every ABI), signals and abstract unix sockets (ABI 6): only inside the sandbox"));
+	json_object_object_add(o, "tmp", json_object_new_string(
+		"TMPDIR is a private directory; /tmp itself is neither readable nor writable (it cannot be replaced "
+		"without a mount namespace); /dev/shm is the container's, shared"));
+	isd_landlock_plan_free(&plan);
+	return o;
+}

@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The landlock tier's run (include/isd/sandbox-landlock.h).
+ *
+ * isd (on the host)                        payload (a child, no namespace)
+ * ---------------------------------------  ------------------------------------
+ * seccomp filters, cgroup, private dirs,
+ * the relay's listener on 127.0.0.1:0,
+ * the pty, the Landlock plan
+ * fork ----------------------------------> dies with isd, waits to be in the
+ * move it into the cgroup, say go          cgroup; new session, pty; caps
+ *                                          dropped, no_new_privs; chdir;
+ *                                          Landlock; seccomp; execve
+ * read the error pipe (EOF = execve done),
+ * relay (network, terminal), forward
+ * signals, wait; kill what is left; clean
+ */
+#define _GNU_SOURCE
+#include "sandbox-landlock-internal.h"
+#include "caps.h"
+#include "isd/cgroup.h"
+#include "command.h"
+#include "init.h"
+#include "isd/proxy.h"
+#include "pty.h"
+#include "sandbox-landlock.h"
+#include "isd/fsutil.h"
+#include "isd/util.h"
+#include "workspace.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+struct tier_run {
+	const struct isd_spec *spec;
+	struct isd_tier_dirs dirs;
+	struct isd_landlock_plan plan;
+	struct isd_seccomp_program seccomp, sockets;
+	char **env;
+	int err_fd, go_fd; /* the child's ends */
+	int pty_slave;
+};
+
+static volatile pid_t forward_to = -1;
+
+static void forward_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+struct child_error {
+	int code;
+	char text[ISD_ERROR_MAX];
+};
+
+static _Noreturn void fail_child(const struct tier_run *t, int code)
+{
+	struct child_error e = {.code = code};
+
+	snprintf(e.text, sizeof(e.text), "%s", isd_error_message()[0] ? isd_error_message() : "sandbox setup failed");
+	(void)!write(t->err_fd, &e, sizeof(e));
+	_exit(code);
+}
+
+/* Every descriptor but stdio, the error pipe and the pty is closed: the
+ * caller's others stay out of reach. */
+static void close_other_fds(const struct tier_run *t)
+{
+	int keep[2] = {t->err_fd, t->pty_slave};
+
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != keep[0] && fd != keep[1])
+			close(fd);
+	syscall(SYS_close_range, 1024U, ~0U, 0U);
+}
+
+static const char *env_get(char **env, const char *name);
+
+static _Noreturn void child_main(const struct tier_run *t, pid_t parent, const sigset_t *old_mask)
+{
+	const struct isd_spec *spec = t->spec;
+	char go;
+	int r;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(ISD_EXIT_FAILURE);
+	/* In the cgroup before anything of the payload runs. */
+	if (read(t->go_fd, &go, 1) != 1)
+		_exit(ISD_EXIT_FAILURE);
+	close(t->go_fd);
+	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
+		signal(isd_forwarded_signals[i], SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_SETMASK, old_mask, NULL);
+	close_other_fds(t);
+	/* Its own session: the caller's terminal is not its controlling
+	 * terminal, so TIOCSTI cannot reach it. */
+	if (setsid() < 0) {
+		isd_error(-errno, "starting a new session for the payload");
+		fail_child(t, ISD_EXIT_FAILURE);
+	}
+	if (t->pty_slave >= 0 && isd_pty_attach(t->pty_slave) < 0)
+		fail_child(t, ISD_EXIT_FAILURE);
+	/* A root caller keeps uid 0 but no capability; everybody gets
+	 * no_new_privs. */
+	if (geteuid() == 0 ? isd_caps_drop_all() < 0 : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		if (geteuid() != 0)
+			isd_error(-errno, "setting no_new_privs");
+		fail_child(t, ISD_EXIT_FAILURE);
+	}
+	if (chdir(spec->workdir ? spec->workdir : "/") < 0) {
+		isd_error(-errno, "changing to the working directory %s", spec->workdir ? spec->workdir : "/");
+		fail_child(t, ISD_EXIT_FAILURE);
+	}
+	r = isd_landlock_apply(&t->plan);
+	if (r == 0)
+		r = isd_seccomp_install(&t->sockets);
+	if (r == 0)
+		r = isd_seccomp_install(&t->seccomp);
+	if (r < 0)
+		fail_child(t, ISD_EXIT_FAILURE);
+	r = isd_init_exec_command(spec->argv, t->env, env_get(t->env, "PATH"), spec->command_not_on_caller_path);
+	fail_child(t, r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
+}
+
+/* NAME=VALUE of env, or NULL. */
+static const char *env_get(char **env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], name, n) && env[i][n] == '=')
+			return env[i] + n + 1;
+	return NULL;
+}
+
+static void env_set(char ***env, const char *name, const char *value)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; *env && (*env)[i]; i++)
+		if (!strncmp((*env)[i], name, n) && (*env)[i][n] == '=') {
+			free((*env)[i]);
+			(*env)[i] = isd_xasprintf("%s=%s", name, value);
+			return;
+		}
+	isd_strv_push(env, isd_xasprintf("%s=%s", name, value));
+}
+
+/* Every occurrence of from in s replaced by to (a new string). */
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to), len = 0;
+	char *out = isd_xmalloc(strlen(s) * (nt > nf ? nt : 1) + 1 + nt);
+
+	for (const char *p = s; *p;) {
+		if (!strncmp(p, from, nf)) {
+			memcpy(out + len, to, nt);
+			len += nt;
+			p += nf;
+		} else {
+			out[len++] = *p++;
+		}
+	}
+	out[len] = '\0';
+	return out;
+}
+
+/* The payload's environment: TMPDIR the private one, the relay's real
+ * port where the proxy variables name the configured one, and the
+ * command's links where PATH names /run/isd/bin. */
+static char **tier_env(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, uint16_t port)
+{
+	char **env = isd_strv_copy(spec->env);
+	const char *path;
+
+	env_set(&env, "TMPDIR", dirs->tmp);
+	if (dirs->home)
+		env_set(&env, "HOME", dirs->home);
+	if (port) {
+		char from[64], to[64], jfrom[64], jto[64];
+		snprintf(from, sizeof(from), "127.0.0.1:%u", isd_netcfg_proxy_port(&spec->net));
+		snprintf(to, sizeof(to), "127.0.0.1:%u", port);
+		snprintf(jfrom, sizeof(jfrom), "proxyPort=%u", isd_netcfg_proxy_port(&spec->net));
+		snprintf(jto, sizeof(jto), "proxyPort=%u", port);
+		for (size_t i = 0; env[i]; i++) {
+			char *a = replace_all(env[i], from, to), *b = replace_all(a, jfrom, jto);
+			free(a);
+			free(env[i]);
+			env[i] = b;
+		}
+	}
+	path = env_get(env, "PATH");
+	if (path && strstr(path, ISD_COMMAND_LINK_DIR)) {
+		_cleanup_free_ char *p = replace_all(path, ISD_COMMAND_LINK_DIR, dirs->bin);
+		env_set(&env, "PATH", p);
+	}
+	return env;
+}
+
+/* What is bound from beneath the real home appears in the private one as
+ * a link to its real path (the workspace too), as the full tier shows it
+ * in an empty home. */
+static int link_from_home(const char *priv, const char *home, const char *dst)
+{
+	size_t n = strlen(home);
+	_cleanup_free_ char *at = NULL, *dir = NULL;
+	char *slash;
+	int r;
+
+	if (strncmp(dst, home, n) || dst[n] != '/' || !dst[n + 1])
+		return 0;
+	at = isd_xasprintf("%s%s", priv, dst + n);
+	dir = isd_xstrdup(at);
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	if ((r = isd_mkdir_p(dir, 0755)) < 0)
+		return isd_error(r, "creating %s in the sandbox's private home", dir);
+	if (symlink(dst, at) < 0 && errno != EEXIST)
+		return isd_error(-errno, "linking %s to %s in the sandbox's private home", at, dst);
+	return 0;
+}
+
+/* root (0700) with tmp, home and bin; the links of the command resolution
+ * (a tmpfs at /run/isd/bin in the full tier) go into bin. */
+static int make_dirs(const struct isd_spec *spec, struct isd_tier_dirs *d)
+{
+	const char *base = getenv("TMPDIR"), *home = isd_spec_getenv(spec, "HOME");
+	ssize_t links = isd_spec_find_mount(spec, ISD_COMMAND_LINK_DIR);
+
+	if (!base || base[0] != '/')
+		base = "/tmp";
+	d->root = isd_xasprintf("%s/isd-landlock-XXXXXX", base);
+	if (!mkdtemp(d->root)) {
+		int r = isd_error(-errno, "creating the sandbox's private directory %s", d->root);
+		free(d->root);
+		d->root = NULL;
+		return r;
+	}
+	d->tmp = isd_xasprintf("%s/tmp", d->root);
+	d->bin = isd_xasprintf("%s/bin", d->root);
+	if (mkdir(d->tmp, 0700) < 0 || mkdir(d->bin, 0755) < 0)
+		return isd_error(-errno, "creating the sandbox's private directories in %s", d->root);
+	if (home && home[0] == '/' && home[1]) {
+		d->home = isd_xasprintf("%s/home", d->root);
+		if (mkdir(d->home, 0755) < 0)
+			return isd_error(-errno, "creating the sandbox's private home %s", d->home);
+		for (size_t i = 0; i < spec->n_mounts; i++) {
+			const struct isd_mount *m = &spec->mounts[i];
+			int r;
+
+			if (m->type != ISD_MOUNT_BIND || m->rebind)
+				continue;
+			if ((r = link_from_home(d->home, home, m->destination)) < 0)
+				return r;
+		}
+	}
+	for (size_t i = 0; links >= 0 && spec->mounts[links].links && spec->mounts[links].links[i]; i++) {
+		const char *l = spec->mounts[links].links[i];
+		const char *tab = strchr(l, '\t');
+		_cleanup_free_ char *name = tab ? strndup(l, (size_t)(tab - l)) : NULL;
+		_cleanup_free_ char *at = name ? isd_xasprintf("%s/%s", d->bin, name) : NULL;
+
+		if (at && symlink(tab + 1, at) < 0)
+			return isd_error(-errno, "creating the link %s", at);
+	}
+	return 0;
+}
+
+static void remove_dirs(struct isd_tier_dirs *d)
+{
+	if (d->root) {
+		char *slash = strrchr(d->root, '/');
+		_cleanup_close_ int parent = -1;
+
+		*slash = '\0';
+		parent = open(d->root[0] ? d->root : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		*slash = '/';
+		if (parent >= 0)
+			(void)isd_rm_rf_at(parent, slash + 1);
+	}
+	free(d->root);
+	free(d->tmp);
+	free(d->home);
+	free(d->bin);
+	memset(d, 0, sizeof(*d));
+}
+
+/* netless: the relay's listener on the container's loopback, at a port
+ * the kernel picks (the namespace is shared: 3128 may be taken). */
+static int relay_listener(struct isd_proxy *proxy, uint16_t *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 128) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+		int r = isd_error(-errno, "listening for the relay on 127.0.0.1");
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	*port = ntohs(a.sin_port);
+	isd_proxy_adopt_fd(proxy, ISD_NET_FD_TAG(ISD_NET_FD_PROXY, 0), fd);
+	return 0;
+}
+
+static int wake_pipe[2] = {-1, -1};
+static pid_t waited_child = -1;
+static int waited_status;
+static bool child_done;
+
+static void wake_relay(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	(void)!write(wake_pipe[1], &c, 1);
+	errno = saved;
+}
+
+static bool reap_nonblocking(void *ctx)
+{
+	if (!child_done && waitpid(waited_child, &waited_status, WNOHANG) == waited_child)
+		child_done = true;
+	return child_done;
+}
+
+static int run_terminal(const struct isd_spec *spec, int *master, pid_t pid)
+{
+	struct sigaction wake = {.sa_handler = wake_relay, .sa_flags = SA_RESTART};
+	int r;
+
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return isd_error(-errno, "creating the terminal relay's pipe");
+	waited_child = pid;
+	sigaction(SIGWINCH, &wake, NULL);
+	sigaction(SIGCHLD, &wake, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	isd_pty_sync_winsize(*master);
+	isd_pty_raw_terminal();
+	r = isd_pty_relay(*master, wake_pipe[0], spec->interactive, reap_nonblocking, NULL);
+	if (r == 1) {
+		close(*master);
+		*master = -1;
+		r = 0;
+	}
+	isd_pty_restore_terminal();
+	return r;
+}
+
+int isd_sandbox_landlock_run(const struct isd_spec *spec)
+{
+	struct tier_run t = {.spec = spec, .err_fd = -1, .go_fd = -1, .pty_slave = -1};
+	struct isd_cgroup cg;
+	struct isd_proxy *proxy = NULL;
+	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+	struct sigaction old_forward[ISD_N_FORWARDED_SIGNALS];
+	bool forwarding = false;
+	struct child_error e = {0};
+	int errp[2] = {-1, -1}, gop[2] = {-1, -1}, pty_master = -1;
+	int exit_code = ISD_EXIT_FAILURE, status = 0, r;
+	bool started = false, relay_failed = false;
+	uint16_t port = 0;
+	sigset_t old_mask;
+	ssize_t n = 0;
+	pid_t pid, self = getpid();
+
+	isd_cgroup_init(&cg);
+	if ((r = isd_seccomp_prepare(spec->seccomp, &t.seccomp)) < 0 || (r = isd_tier_socket_filter(spec, &t.sockets)) < 0 ||
+	    (r = isd_cgroup_prepare(&spec->limits, &cg)) < 0 || (r = isd_spec_create_sources(spec)) < 0 ||
+	    (r = isd_workspace_prepare_host(spec)) < 0 || (r = make_dirs(spec, &t.dirs)) < 0 ||
+	    (r = isd_proxy_new(spec, &proxy)) < 0)
+		goto out;
+	if (spec->network == ISD_NET_NETLESS && (r = relay_listener(proxy, &port)) < 0)
+		goto out;
+	isd_tier_plan(spec, &t.dirs, port, &t.plan);
+	t.env = tier_env(spec, &t.dirs, port);
+	if (spec->tty && (r = isd_pty_open(&pty_master, &t.pty_slave)) < 0)
+		goto out;
+	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0) {
+		r = isd_error(-errno, "creating the setup pipes");
+		goto out;
+	}
+	t.err_fd = errp[1];
+	t.go_fd = gop[0];
+	/* What the payload leaves behind comes to isd, which kills it; and
+	 * isd itself (same uid) is not dumpable, so the payload cannot read
+	 * its memory even where Landlock would not stop it. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	prctl(PR_SET_DUMPABLE, 0);
+	if (isd_init_block_signals(&old_mask) < 0) {
+		r = -errno;
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		r = isd_error(-errno, "starting the payload");
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		goto out;
+	}
+	if (pid == 0) {
+		close(errp[0]);
+		close(gop[1]);
+		if (pty_master >= 0)
+			close(pty_master);
+		child_main(&t, self, &old_mask);
+	}
+	started = true;
+	close(errp[1]);
+	close(gop[0]);
+	errp[1] = gop[0] = -1;
+	if (t.pty_slave >= 0) {
+		close(t.pty_slave);
+		t.pty_slave = -1;
+	}
+	forward_to = pid;
+	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
+		sigaction(isd_forwarded_signals[i], &sa, &old_forward[i]);
+	forwarding = true;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	if (cg.dirfd >= 0 && (r = isd_cgroup_attach(&cg, pid)) < 0) {
+		kill(pid, SIGKILL);
+		goto wait;
+	}
+	(void)!write(gop[1], "g", 1);
+	close(gop[1]);
+	gop[1] = -1;
+	do
+		n = read(errp[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(e)) {
+		e.text[sizeof(e.text) - 1] = '\0';
+		goto wait;
+	}
+	n = 0;
+	if (isd_proxy_start(proxy) < 0 || (pty_master >= 0 && run_terminal(spec, &pty_master, pid) < 0)) {
+		isd_error_print("starting the sandbox's relay failed");
+		kill(pid, SIGKILL);
+		relay_failed = true;
+	}
+wait:
+	if (child_done)
+		status = waited_status;
+	else
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	forward_to = -1;
+	/* The caller's dispositions back, as isd_sandbox_run does. */
+	for (size_t i = 0; forwarding && i < ISD_N_FORWARDED_SIGNALS; i++)
+		sigaction(isd_forwarded_signals[i], &old_forward[i], NULL);
+	isd_init_kill_descendants(0);
+	if (r < 0) {
+		isd_error_print("preparing the sandbox failed");
+		exit_code = ISD_EXIT_FAILURE;
+	} else if (n == (ssize_t)sizeof(e)) {
+		isd_error_raw(-EIO, e.text);
+		isd_error_print("sandbox setup failed");
+		exit_code = e.code;
+	} else {
+		exit_code = relay_failed ? ISD_EXIT_FAILURE : isd_exit_status_from_wait(status);
+	}
+	if (cg.dirfd >= 0)
+		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
+out:
+	isd_cgroup_destroy(&cg);
+	isd_workspace_cleanup_host(spec);
+	isd_proxy_free(proxy);
+	if (!started && r < 0)
+		isd_error_print("preparing the sandbox failed");
+	for (int *fd = (int[]){errp[0], errp[1], gop[0], gop[1], pty_master, t.pty_slave, -2}; *fd != -2; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	remove_dirs(&t.dirs);
+	for (int i = 0; i < 2; i++)
+		if (wake_pipe[i] >= 0) {
+			close(wake_pipe[i]);
+			wake_pipe[i] = -1;
+		}
+	child_done = false;
+	isd_strv_free(t.env);
+	isd_landlock_plan_free(&t.plan);
+	isd_seccomp_program_free(&t.seccomp);
+	isd_seccomp_program_free(&t.sockets);
+	return exit_code;
+}

@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Isolation tiers (--isolation full|auto|landlock).  The host that refuses
+# namespaces is made by nesting: the outer isd loads Docker's default
+# seccomp profile (and no Landlock, as Docker has none), which refuses
+# clone with namespace flags, as a plain `docker run` does.  The inner isd
+# runs a script of the test's, $T/inner.sh, with $T bound at its own path.
+
+DOCKER_PROFILE=$ISD_TEST_SRCDIR/tests/seccomp/docker/default.json
+NETDIR=$ISD_TEST_SRCDIR/tests/network
+SPY=/usr/bin/python3
+
+# in_docker_like [OUTER_OPTIONS...]: runs $T/inner.sh in the outer sandbox
+# ($out, $err, $rc).  Its HOME is $T/home, which holds a secret.
+in_docker_like() {
+	profiles=$ISD_TEST_SRCDIR/seccomp-profiles
+	mkdir -p "$T/home" "$T/ws"
+	echo secret >"$T/home/secret"
+	run_isd exec --security-opt "seccomp=$DOCKER_PROFILE" --security-opt landlock=off \
+		-v "$ISD:$ISD:ro" -v "$profiles:$profiles:ro" -v "$PROBE:/probe:ro" -v "$NETDIR:$NETDIR:ro" \
+		-v "$T:$T" -e HOME="$T/home" -e ISD="$ISD" -e T="$T" -w "$T/ws" "$@" -- sh "$T/inner.sh"
+}
+
+# The default tier fails there with one line that names the cause, the
+# engine's fix and --isolation auto.
+test_full_refused_names_both_fixes() {
+	cat >"$T/inner.sh" <<'EOF'
+"$ISD" exec -- true
+EOF
+	in_docker_like
+	expect_rc 125
+	expect_contains "$err" "creating the sandbox's namespaces"
+	expect_contains "$err" "--security-opt seccomp=unconfined"
+	expect_contains "$err" "--isolation auto"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "one line: $err"
+}
+
+# auto takes the landlock tier, says so in one note, and ordinary work
+# runs: a shell, git, a compiler; the payload has no capabilities,
+# no_new_privs and a seccomp filter.
+test_auto_runs_sh_git_cc() {
+	command -v git >/dev/null || skip "git (git) is not installed"
+	command -v cc >/dev/null || skip "cc (gcc) is not installed"
+	cat >"$T/inner.sh" <<'EOF'
+"$ISD" exec --isolation auto --workspace "$T/ws:rw" --git-writable -v /probe:/probe:ro -- sh -c '
+	/probe status
+	git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m one && echo git-ok
+	printf "int main(void){return 42;}\n" >t.c && cc -o t t.c; ./t; echo cc=$?
+	echo tmp=$TMPDIR'
+EOF
+	in_docker_like
+	expect_rc 0 "auto under Docker's profile"
+	expect_eq "$(field "$out" CapEff)" 0000000000000000 "CapEff"
+	expect_eq "$(field "$out" NoNewPrivs)" 1 "NoNewPrivs"
+	expect_eq "$(field "$out" Seccomp)" 2 "Seccomp"
+	expect_contains "$out" git-ok
+	expect_contains "$out" cc=42
+	expect_eq "$(printf '%s\n' "$err" | grep -c '^isd: note: ')" 1 "one note: $err"
+	expect_contains "$err" "isd takes the landlock tier"
+	expect_contains "$err" "which lacks"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "nothing but the note: $err"
+	[ -d "$T/ws/.git" ] || fail "git init in the workspace reached it"
+	# the private TMPDIR is gone with the sandbox
+	tmp=$(printf '%s\n' "$out" | sed -n 's/^tmp=//p')
+	[ -n "$tmp" ] || fail "no TMPDIR: $out"
+	case $tmp in */isd-landlock-*/tmp) ;; *) fail "TMPDIR $tmp is not isd's" ;; esac
+}
+
+# The file system: read-only everywhere, writable only the workspace and
+# the private TMPDIR; the home directory (with its secret) unreadable.
+test_landlock_file_system() {
+	cat >"$T/inner.sh" <<'EOF'
+"$ISD" exec --isolation landlock --workspace "$T/ws:rw" --git-writable -e T="$T" -- sh -c '
+	try() { if "$@" >/dev/null 2>&1; then echo "yes: $*"; else echo "no: $*"; fi; }
+	try touch "$T/ws/file"
+	try touch "$TMPDIR/file"
+	try cat "$T/home/secret"
+	try ls "$T/home"
+	try touch "$T/home/new"
+	try touch "$T/outside"
+	try touch /tmp/isd-shared
+	try touch /etc/isd-test
+	try cat /etc/passwd
+	echo HOME=$HOME'
+EOF
+	in_docker_like
+	expect_rc 0 "$err"
+	expect_contains "$out" "yes: touch $T/ws/file"
+	expect_contains "$out" "no: cat $T/home/secret"
+	expect_contains "$out" "no: ls $T/home"
+	expect_contains "$out" "no: touch $T/home/new"
+	expect_contains "$out" "no: touch $T/outside"
+	expect_contains "$out" "no: touch /tmp/isd-shared"
+	expect_contains "$out" "no: touch /etc/isd-test"
+	expect_contains "$out" "yes: cat /etc/passwd"
+	expect_contains "$out" "yes: touch /tmp/isd-landlock-"
+	[ ! -e "$T/home/new" ] && [ ! -e "$T/outside" ] || fail "a write outside reached the host"
+	[ -e "$T/ws/file" ] || fail "the workspace write did not reach it"
+	expect_not_contains "$(field "$out" HOME)" "$T/home" "HOME is the private one"
+}
+
+# --network none: no TCP to a listener on the container's loopback (one
+# the outer sandbox runs), no UDP, no other families.
+test_landlock_network_none() {
+	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
+	cat >"$T/inner.sh" <<'EOF'
+/usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+import time; time.sleep(60)' "$T/port" &
+while [ ! -s "$T/port" ]; do sleep 0.05; done
+port=$(cat "$T/port")
+/usr/bin/python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2); print("outer-connects")' "$port"
+"$ISD" exec --isolation landlock --network none -- /usr/bin/python3 -c '
+import socket, sys
+def t(what, f):
+    try:
+        f(); print("yes", what)
+    except OSError as e:
+        print("no", what, e.errno)
+t("tcp", lambda: socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2))
+t("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+t("udp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM))
+t("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))
+t("bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
+t("unix", lambda: socket.socket(socket.AF_UNIX).close())
+' "$port"
+kill $! 2>/dev/null
+exit 0
+EOF
+	in_docker_like
+	expect_rc 0 "$err"
+	expect_contains "$out" "outer-connects" "the listener is there"
+	expect_contains "$out" "no tcp 13"
+	expect_contains "$out" "no udp 13"
+	expect_contains "$out" "no udp6 13"
+	expect_contains "$out" "no netlink 97"
+	expect_contains "$out" "no bind 13"
+	expect_contains "$out" "yes unix"
+}
+
+# netless: an allowed server on the container's loopback is reached
+# through isd's relay, a denied one is not, and neither directly.
+test_landlock_netless_relay() {
+	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
+	mkdir -p "$T/www"
+	echo hello >"$T/www/hello.txt"
+	cat >"$T/inner.sh" <<'EOF'
+cd "$T/www"
+SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/allowed.port" &
+SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/denied.port" &
+while [ ! -s "$T/allowed.port" ] || [ ! -s "$T/denied.port" ]; do sleep 0.05; done
+a=$(cat "$T/allowed.port"); d=$(cat "$T/denied.port")
+"$ISD" exec --isolation landlock --network netless --allow "127.0.0.1:$a" -- /usr/bin/python3 -c '
+import os, sys, urllib.request, urllib.error
+# (the loopback is in NO_PROXY, for the forwards of the full tier)
+for v in ("no_proxy", "NO_PROXY"):
+    os.environ.pop(v, None)
+def get(port, proxy=True):
+    h = {"http": os.environ["http_proxy"]} if proxy else {}
+    o = urllib.request.build_opener(urllib.request.ProxyHandler(h))
+    try:
+        return o.open("http://127.0.0.1:%s/hello.txt" % port, timeout=5).read().decode().strip()
+    except urllib.error.HTTPError as e:
+        return "http %d" % e.code
+    except Exception as e:
+        return "failed: %s" % e
+print("allowed:", get(sys.argv[1]))
+print("denied:", get(sys.argv[2]))
+print("direct:", get(sys.argv[1], proxy=False))
+' "$a" "$d"
+kill $(jobs -p) 2>/dev/null
+exit 0
+EOF
+	in_docker_like -e NETDIR="$NETDIR"
+	expect_rc 0 "$err"
+	expect_contains "$out" "allowed: hello"
+	expect_contains "$out" "denied: http 403" "the relay refuses it"
+	expect_contains "$out" "direct: failed: <urlopen error [Errno 13]" "Landlock refuses it"
+}
+
+# isd doctor says which tiers the host allows, and agrees with what isd
+# exec did there: the full tier refused, the landlock tier taken by auto.
+test_doctor_agrees_with_exec() {
+	cat >"$T/inner.sh" <<'EOF'
+"$ISD" doctor; echo "doctor=$?"
+"$ISD" exec -- true 2>/dev/null; echo "full=$?"
+"$ISD" exec --isolation auto -- true 2>/dev/null; echo "auto=$?"
+"$ISD" exec --isolation auto --print-spec -- true | /usr/bin/python3 -c 'import json,sys; print("tier=" + json.load(sys.stdin)["isolation"]["tier"])'
+EOF
+	in_docker_like
+	expect_contains "$out" "full=125"
+	expect_contains "$out" "auto=0"
+	expect_contains "$out" "tier=landlock"
+	expect_eq "$(printf '%s\n' "$out" | grep '^isolation tier full ' | awk '{print $4}')" FAIL "doctor on the full tier"
+	expect_eq "$(printf '%s\n' "$out" | grep '^isolation tier landlock ' | awk '{print $4}')" ok "doctor on the landlock tier"
+	# the agent profile asks for the full tier, which does not work here
+	expect_contains "$out" "doctor=1"
+}
+
+# Things the tier cannot express are refused with one line, never given
+# weaker: the cow workspace, a bind at another path, a read-only part
+# inside a writable workspace.
+test_landlock_refuses_what_it_cannot_keep() {
+	mkdir -p "$T/p/.git"
+	run_isd exec --isolation landlock --workspace "$T/p:cow" -- true
+	expect_rc 125
+	expect_contains "$err" ":cow needs an overlay"
+	run_isd exec --isolation landlock -v "$T:/elsewhere" -- true
+	expect_rc 125
+	expect_contains "$err" "needs a mount namespace"
+	run_isd exec --isolation landlock --workspace "$T/p:rw" -- true
+	expect_rc 125
+	expect_contains "$err" "cannot be kept"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "one line: $err"
+	run_isd exec --isolation landlock --workspace "$T/p:ro" -- true
+	expect_rc 0 "a read-only workspace: $err"
+}
+
+# --print-spec says the tier and why; a profile inside the project may not
+# choose a weaker one.
+test_isolation_in_print_spec_and_profiles() {
+	run_isd exec --isolation landlock --print-spec -- true
+	expect_rc 0
+	expect_contains "$out" '"tier": "landlock"'
+	expect_contains "$out" '"why": "--isolation landlock"'
+	run_isd exec --print-spec -- true
+	expect_contains "$out" '"why": "the default"'
+	run_isd exec --isolation bogus -- true
+	expect_rc 125
+	expect_contains "$err" "--isolation bogus: unknown tier (known: full, auto, landlock)"
+	mkdir -p "$T/proj"
+	echo "--isolation auto" >"$T/proj/isd.conf"
+	run_isd exec --workspace "$T/proj:ro" --profile "$T/proj/isd.conf" -- true
+	expect_rc 125
+	expect_contains "$err" "a file inside the project may not weaken its sandbox"
+	echo "--isolation auto" >"$T/mine.conf"
+	run_isd exec --workspace "$T/proj:ro" --profile "$T/mine.conf" --print-spec -- true
+	expect_rc 0 "$err"
+	expect_contains "$out" '"requested": "auto"'
+}
