@@ -5,15 +5,14 @@
 #define _GNU_SOURCE
 #include "isd/util.h"
 #include "isd/fsutil.h"
+#include "isd/resolve.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 int isd_rm_rf_at(int dfd, const char *name)
 {
@@ -79,9 +78,8 @@ int isd_mkdir_p_at(int dirfd, const char *path, mode_t mode)
 /* The file at path inside the tree (symlinks resolved inside it). */
 static int read_in_root(int rootfd, const char *path, char **text)
 {
-	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
-			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	_cleanup_close_ int fd =
+		isd_openat2(rootfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 	struct stat st;
 
 	if (fd < 0)

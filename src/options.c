@@ -5,17 +5,16 @@
  */
 #define _GNU_SOURCE
 #include "isd/cli.h"
+#include "isd/resolve.h"
 #include "options.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 char *isd_options_absolute_source(const char *src, const char *cwd)
 {
@@ -295,14 +294,12 @@ int isd_options_passwd_lookup(const struct isd_spec *spec, const char *name, uin
 {
 	_cleanup_close_ int rootfd = -1, fd = -1;
 	_cleanup_free_ char *text = NULL;
-	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC,
-			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
 	char *line, *save = NULL;
 
 	rootfd = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
-	fd = (int)syscall(SYS_openat2, rootfd, "etc/passwd", &how, sizeof(how));
+	fd = isd_openat2(rootfd, "etc/passwd", O_RDONLY | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
 		return -errno;
 	if (isd_read_fd(fd, &text, NULL) < 0)

@@ -12,6 +12,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* isd_openat2, with its fallback where openat2 is refused */
+#include "isd/resolve.h"
+
 #ifndef MOUNT_ATTR_RDONLY
 #define MOUNT_ATTR_RDONLY 0x00000001
 #define MOUNT_ATTR_NOSUID 0x00000002
@@ -92,11 +95,6 @@ static inline int isd_fsmount(int fd, unsigned flags, unsigned attr)
 static inline int isd_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr)
 {
 	return (int)syscall(SYS_mount_setattr, dfd, path, flags, attr, sizeof(*attr));
-}
-static inline int isd_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
-{
-	struct open_how how = {.flags = flags, .mode = 0, .resolve = resolve};
-	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
 }
 static inline int isd_pivot_root(const char *new_root, const char *put_old)
 {
