@@ -430,7 +430,7 @@ static void test_default_profile(void)
 						      "fsmount", "fspick", "move_mount", "open_tree",
 						      "open_tree_attr", "mount_setattr", "pivot_root", "chroot",
 						      "setns", "clone", "clone3", "unshare", "sethostname",
-						      "setdomainname", "openat2", NULL };
+						      "setdomainname", NULL };
 		struct isd_seccomp_profile *d = load(PROFILES "/default.json", NULL);
 		for (size_t i = 0; d && i < d->n_rules; i++)
 			for (size_t j = 0; j < d->rules[i].n_names; j++)
@@ -469,8 +469,11 @@ static void test_default_profile(void)
 						r->conds[c].value_two == 04000;
 			CHECK(suid, "%s with S_ISUID refused", setid[k]);
 		}
-		CHECK(d && !allowed_anywhere(d, "openat2") && n && allowed_anywhere(n, "openat2") && b &&
-			      allowed_anywhere(b, "openat2"), "openat2: ENOSYS in default only");
+		/* its mode is out of seccomp's sight: ENOSYS wherever the
+		 * setuid modes are refused, the nested isd's own resolution
+		 * included (src/resolve.c) */
+		CHECK(d && !allowed_anywhere(d, "openat2") && n && !allowed_anywhere(n, "openat2") && b &&
+			      allowed_anywhere(b, "openat2"), "openat2: ENOSYS in default and nested");
 		for (size_t i = 0; d && b && i < b->n_rules; i++)
 			for (size_t j = 0; j < b->rules[i].n_names; j++) {
 				const char *name = b->rules[i].names[j];
