@@ -288,6 +288,27 @@ static const struct isd_agent *by_package(const struct isd_agent_table *t, const
 	return NULL;
 }
 
+const struct isd_agent *isd_agent_for_file(const struct isd_agent_table *t, const char *real)
+{
+	const struct isd_agent *a;
+	const char *nm = NULL, *end;
+	_cleanup_free_ char *pkg = NULL;
+
+	if (!t || !real)
+		return NULL;
+	if ((a = by_command(t, real)))
+		return a;
+	for (const char *s = strstr(real, "/node_modules/"); s; s = strstr(s + 1, "/node_modules/"))
+		nm = s + strlen("/node_modules/");
+	if (!nm)
+		return NULL;
+	end = strchr(nm[0] == '@' && strchr(nm, '/') ? strchr(nm, '/') + 1 : nm, '/');
+	if (!end)
+		return NULL;
+	pkg = strndup(nm, (size_t)(end - nm));
+	return by_package(t, pkg);
+}
+
 const struct isd_agent *isd_agent_for_command(const struct isd_agent_table *t, char *const *argv, bool *via_runner)
 {
 	const char *base;

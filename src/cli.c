@@ -295,6 +295,11 @@ static int assemble_args(int argc, char **argv, const struct isd_caller *caller,
 		return -EINVAL; /* the broken agents.conf is named */
 	if (!agent && cmd < argc) {
 		entry = isd_agent_for_command(table, argv + cmd, &via_runner);
+		if (!entry) {
+			/* A link of another name, or the installed file itself */
+			_cleanup_free_ char *real = isd_command_real_file(argv[cmd], isd_caller_getenv(caller, "PATH"));
+			entry = isd_agent_for_file(table, real);
+		}
 		if (entry)
 			agent = entry->name;
 	}

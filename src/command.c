@@ -294,6 +294,13 @@ static int resolve_interpreter(struct isd_spec *spec, const struct isd_caller *c
 	return 0;
 }
 
+char *isd_command_real_file(const char *cmd, const char *caller_path)
+{
+	_cleanup_free_ char *found = strchr(cmd, '/') ? isd_xstrdup(cmd) : search_caller_path(caller_path, cmd);
+
+	return found ? realpath(found, NULL) : NULL;
+}
+
 int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, const char *caller_path)
 {
 	const char *cmd = spec->argv[0];

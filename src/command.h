@@ -15,4 +15,8 @@
 
 int isd_command_resolve(struct isd_spec *spec, const struct isd_caller *caller, const char *caller_path);
 
+/* The file cmd runs from the caller's side (a path, or found on
+ * caller_path), links followed; NULL when there is none.  Caller frees. */
+char *isd_command_real_file(const char *cmd, const char *caller_path);
+
 #endif

@@ -62,6 +62,11 @@ const struct isd_agent *isd_agent_find(const struct isd_agent_table *t, const ch
  * bunx PKG, pnpm dlx PKG, yarn dlx PKG, bun x PKG) of a known package.
  * *via_runner says which. */
 const struct isd_agent *isd_agent_for_command(const struct isd_agent_table *t, char *const *argv, bool *via_runner);
+/* The agent an installed file is (real: its links followed), by its file
+ * name or the npm package it lies in: .../node_modules/@openai/codex/bin/
+ * codex.js, .../@openai/codex/vendor/TRIPLE/codex/codex, or a link of
+ * another name to one of them. */
+const struct isd_agent *isd_agent_for_file(const struct isd_agent_table *t, const char *real);
 
 /* The options the agent profile takes from a's entry (--allow, -e), after
  * the profile and before the command line; via_runner adds what npx, bunx

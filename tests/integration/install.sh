@@ -130,6 +130,62 @@ assert s.get("agent") == "claude" and s["profiles"] == ["agent"], (s.get("agent"
 		fail "$exe: not recognised as claude"
 }
 
+# spec_agent ARGS...: "AGENT PROFILES" of isd exec --print-spec ARGS.
+spec_agent() {
+	HOME=$h run_isd exec --print-spec "$@"
+	expect_rc 0 "$* ($err)"
+	got=$(printf '%s' "$out" | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+state = [m["destination"] for m in s["mounts"] if m.get("agent_state")]
+print(s.get("agent"), ",".join(s["profiles"]), ",".join(state))')
+}
+
+# codex as npm installs it (bin/codex.js on node, which runs the native
+# binary in vendor/TRIPLE/codex/) and as cargo does: each way it is codex,
+# with the agent profile and ~/.codex, also by a link of another name.
+test_install_codex_layouts() {
+	install_home
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
+	n=$h/.nvm/versions/node/v22.12.0
+	pkg=$n/lib/node_modules/@openai/codex
+	fake_interpreter "$n/bin/node"
+	agent_script "$pkg/vendor/x86_64-unknown-linux-musl/codex/codex" /bin/sh
+	mkdir -p "$pkg/bin"
+	# JavaScript for a real node, shell for the fake one (where the
+	# sandbox has no node of its own)
+	cat >"$pkg/bin/codex.js" <<'EOF'
+#!/usr/bin/env node
+//bin/true; exec "${0%/bin/*}/vendor/x86_64-unknown-linux-musl/codex/codex" "$@"
+const r = require("child_process").spawnSync(require("path").join(__dirname, "../vendor/x86_64-unknown-linux-musl/codex/codex"),
+	process.argv.slice(2), {stdio: "inherit"});
+process.exit(r.status === null ? 1 : r.status);
+EOF
+	chmod +x "$pkg/bin/codex.js"
+	ln -s ../lib/node_modules/@openai/codex/bin/codex.js "$n/bin/codex"
+	run_agent codex "$n/bin:/usr/bin:/bin"
+	expect_contains "$out" "ran $pkg/vendor/x86_64-unknown-linux-musl/codex/codex" "npm's codex.js runs its native binary"
+	ln -s "$pkg/bin/codex.js" "$h/.local/bin/cx"
+	agent_script "$h/.cargo/bin/codex" /bin/sh
+	for c in "$n/bin/codex" "$pkg/bin/codex.js" "$pkg/vendor/x86_64-unknown-linux-musl/codex/codex" \
+		"$h/.local/bin/cx" "$h/.cargo/bin/codex"; do
+		PATH=$n/bin:/usr/bin:/bin spec_agent -- "$c"
+		expect_eq "$got" "codex agent $h/.codex" "$c"
+	done
+	PATH=$h/.local/bin:/usr/bin:/bin spec_agent -- cx
+	expect_eq "$got" "codex agent $h/.codex" "cx on PATH, a link to codex.js"
+	PATH=$h/.cargo/bin:/usr/bin:/bin spec_agent -- codex
+	expect_eq "$got" "codex agent $h/.codex" "cargo's codex"
+	# pi's bin (dist/cli.js) says nothing by its name: its package does.
+	p=$h/.local/lib/node_modules/@mariozechner/pi-coding-agent
+	agent_script "$p/dist/cli.js" /bin/sh
+	ln -s ../lib/node_modules/@mariozechner/pi-coding-agent/dist/cli.js "$h/.local/bin/pi-dev"
+	PATH=$h/.local/bin:/usr/bin:/bin spec_agent -- pi-dev
+	expect_eq "$got" "pi agent $h/.pi" "a link to pi's dist/cli.js"
+	agent_script "$h/.local/bin/mytool" /bin/sh
+	PATH=$h/.local/bin:/usr/bin:/bin spec_agent -- mytool
+	expect_eq "$got" "None  " "another program is no agent"
+}
+
 # Version managers' shims find the tool through the manager's home: volta's
 # ~/.volta/bin/codex is a link to volta-shim, which runs the package from
 # ~/.volta/tools/; asdf's ~/.asdf/shims/node is a script that runs asdf.

@@ -44,6 +44,17 @@ static void test_table(void)
 	a = isd_agent_for_command(&t, npxp, &runner);
 	CHECK(a && !strcmp(a->name, "codex") && runner);
 	CHECK(!isd_agent_for_command(&t, other, &runner));
+	/* an installed file: by its name, or the npm package it lies in */
+	a = isd_agent_for_file(&t, "/h/.nvm/v/lib/node_modules/@openai/codex/bin/codex.js");
+	CHECK(a && !strcmp(a->name, "codex"));
+	a = isd_agent_for_file(&t, "/h/n/.pnpm/x@1/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/codex/codex");
+	CHECK(a && !strcmp(a->name, "codex"));
+	a = isd_agent_for_file(&t, "/h/.local/share/claude/versions/claude.exe");
+	CHECK(a && !strcmp(a->name, "claude"));
+	CHECK(!isd_agent_for_file(&t, "/h/node_modules/@openai/codex/node_modules/dep/bin/x.js"));
+	CHECK(!isd_agent_for_file(&t, "/h/node_modules/@openai"));
+	CHECK(!isd_agent_for_file(&t, "/h/node_modules/@openai/codex"));
+	CHECK(!isd_agent_for_file(&t, NULL));
 	/* a later file only adds; replace swaps the whole section */
 	CHECK(isd_agent_table_parse(&t, "[claude]\nstate .x/\n[new]\nstate .new/\n", "u.conf", false) == 0);
 	CHECK(!strcmp(isd_agent_find(&t, "claude")->state_dirs[0], ".claude") && isd_agent_find(&t, "new"));
