@@ -364,6 +364,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	struct tier_run t = {.spec = spec, .err_fd = -1, .go_fd = -1, .pty_slave = -1};
 	struct isd_cgroup cg;
 	struct isd_proxy *proxy = NULL;
+	struct isd_workspace_host *ws_host = NULL;
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
 	struct sigaction old_forward[ISD_N_FORWARDED_SIGNALS];
 	bool forwarding = false;
@@ -379,7 +380,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	isd_cgroup_init(&cg);
 	if ((r = isd_seccomp_prepare(spec->seccomp, &t.seccomp)) < 0 || (r = isd_tier_socket_filter(spec, &t.sockets)) < 0 ||
 	    (r = isd_cgroup_prepare(&spec->limits, &cg)) < 0 || (r = isd_spec_create_sources(spec)) < 0 ||
-	    (r = isd_workspace_prepare_host(spec)) < 0 || (r = make_dirs(spec, &t.dirs)) < 0 ||
+	    (r = isd_workspace_prepare_host(spec, &ws_host)) < 0 || (r = make_dirs(spec, &t.dirs)) < 0 ||
 	    (r = isd_proxy_new(spec, &proxy)) < 0)
 		goto out;
 	if (spec->network == ISD_NET_NETLESS && (r = relay_listener(proxy, &port)) < 0)
@@ -475,7 +476,7 @@ wait:
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
 out:
 	isd_cgroup_destroy(&cg);
-	isd_workspace_cleanup_host(spec);
+	isd_workspace_cleanup_host(spec, ws_host);
 	isd_proxy_free(proxy);
 	if (!started && r < 0)
 		isd_error_print("preparing the sandbox failed");
