@@ -39,7 +39,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -624,14 +623,6 @@ static void watch_free(struct isd_storage_watch *w)
 	free(w);
 }
 
-/* tmpfs and other memory-backed file systems are bounded by their size=;
- * their floor would be RAM, which --memory bounds. */
-static bool memory_backed(const char *path)
-{
-	struct statfs sf;
-	return statfs(path, &sf) == 0 && (sf.f_type == 0x01021994 /* TMPFS_MAGIC */ || sf.f_type == 0x858458f6 /* RAMFS */);
-}
-
 int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_storage_scope *scope,
 			      struct isd_storage_watch **out)
 {
@@ -662,7 +653,7 @@ int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_stor
 		struct statvfs sv;
 		uint64_t total;
 
-		if (memory_backed(f->path) || statvfs(f->path, &sv) < 0)
+		if (statvfs(f->path, &sv) < 0)
 			continue;
 		total = (uint64_t)sv.f_blocks * sv.f_frsize;
 		f->floor = isd_storage_floor(&w->opts, total);

@@ -205,7 +205,7 @@ static bool inode_set_add(struct inode_set *s, uint64_t dev, uint64_t ino)
 
 /* Deeper than this, a directory is not walked but counts as a breach (the
  * walk holds one descriptor per level). */
-#define WALK_MAX_DEPTH 256
+#define WALK_MAX_DEPTH 192
 
 struct walk {
 	uint64_t bytes, inodes;
@@ -222,25 +222,51 @@ static void count(struct walk *w, const struct stat *st)
 }
 
 /* A directory the payload made unreadable (chmod 000 inside: the upper
- * layer's directory is the host user's) is opened by giving its owner
- * read and search for the moment of the reading; its mode is put back. */
-static int open_dir_forced(int parent, const char *name, const struct stat *st)
+ * layer's directory is the host user's) is read by giving its owner read
+ * and search while the walk is in it; its mode is put back after (unless
+ * the payload changed it meanwhile). */
+struct forced {
+	int path_fd;
+	mode_t mode;
+};
+
+static int open_dir_forced(int parent, const char *name, const struct stat *st, struct forced *f)
 {
-	_cleanup_close_ int path = openat(parent, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	int path = openat(parent, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 	char proc[64];
 	struct stat now;
 	int fd;
 
-	if (path < 0 || fstat(path, &now) < 0 || now.st_ino != st->st_ino || now.st_uid != geteuid())
-		return -EACCES;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path);
-	if (chmod(proc, (now.st_mode & 07777) | S_IRUSR | S_IXUSR) < 0)
+	f->path_fd = -1;
+	if (path < 0)
 		return -errno;
+	if (fstat(path, &now) < 0 || now.st_ino != st->st_ino || now.st_uid != geteuid()) {
+		close(path);
+		return -EACCES;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path);
+	if (chmod(proc, (now.st_mode & 07777) | S_IRUSR | S_IXUSR) < 0) {
+		close(path);
+		return -EACCES;
+	}
+	f->path_fd = path;
+	f->mode = now.st_mode & 07777;
 	fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	/* Put back unless the payload changed it meanwhile. */
-	if (fstat(path, &now) == 0 && (now.st_mode & 07777) == ((st->st_mode & 07777) | S_IRUSR | S_IXUSR))
-		(void)!chmod(proc, st->st_mode & 07777);
 	return fd < 0 ? -EACCES : fd;
+}
+
+static void forced_done(struct forced *f)
+{
+	char proc[64];
+	struct stat now;
+
+	if (f->path_fd < 0)
+		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->path_fd);
+	if (fstat(f->path_fd, &now) == 0 && (now.st_mode & 07777) == (f->mode | S_IRUSR | S_IXUSR))
+		(void)!chmod(proc, f->mode);
+	close(f->path_fd);
+	f->path_fd = -1;
 }
 
 static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
@@ -253,13 +279,17 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
 		return;
 	}
 	while ((e = readdir(d))) {
+		struct forced forced = {.path_fd = -1};
 		struct stat st;
 		int sub;
 
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue; /* gone meanwhile */
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT && !w->unaccounted) /* gone meanwhile is fine */
+				w->unaccounted = isd_xasprintf("%s/%s (%s)", path, e->d_name, strerror(errno));
+			continue;
+		}
 		count(w, &st);
 		if (!S_ISDIR(st.st_mode))
 			continue;
@@ -270,8 +300,9 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
 		}
 		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
-			sub = errno == EACCES ? open_dir_forced(dirfd(d), e->d_name, &st) : -errno;
+			sub = errno == EACCES ? open_dir_forced(dirfd(d), e->d_name, &st, &forced) : -errno;
 		if (sub < 0) {
+			forced_done(&forced);
 			if (sub != -ENOENT && sub != -ENOTDIR && !w->unaccounted)
 				w->unaccounted = isd_xasprintf("%s/%s (cannot be read)", path, e->d_name);
 			continue;
@@ -280,6 +311,7 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
 			_cleanup_free_ char *subpath = depth < 8 ? isd_xasprintf("%s/%s", path, e->d_name) : isd_xstrdup(path);
 			walk_dir(w, sub, subpath, depth + 1);
 		}
+		forced_done(&forced);
 	}
 	closedir(d);
 }

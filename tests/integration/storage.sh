@@ -1,0 +1,267 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The disk as a limit (--storage-opt, src/storage*.c): what the payload
+# writes through a cow session stops at size= (EFBIG for one file, a
+# freeze for the sum), an inode flood at inodes=, a writer through a rw
+# bind at min-free=; the session stays reviewable.
+
+MiB=1048576
+# What the session may hold past its bound: what a writer at disk speed
+# puts down between two looks of the watcher (10 ms) and one count.
+SLACK=$((64 * MiB))
+
+storage_project() {
+	P=$T/proj
+	mkdir -p "$P"
+	echo keep >"$P/keep.txt"
+	export XDG_STATE_HOME=$T/state
+	sleep 0.05
+}
+
+session_id() {
+	ls "$XDG_STATE_HOME/isd/sessions" 2>/dev/null | grep -v '^\.' | head -n1
+}
+
+# Allocated bytes of what the session's upper layer holds.
+upper_bytes() {
+	du -sB1 "$XDG_STATE_HOME/isd/sessions/$1/upper" | cut -f1
+}
+
+# start_cow ARGS... -- SCRIPT: isd exec in the background ($bg), its
+# output in $T/bg.out and $T/bg.err.
+start_cow() {
+	"$ISD" exec --profile none --workspace "$P:cow" "$@" >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+	bg=$!
+	at_teardown "kill -9 $bg 2>/dev/null; wait $bg 2>/dev/null"
+}
+
+# wait_frozen: until the watcher says the sandbox is frozen (or it ended).
+wait_frozen() {
+	n=0
+	while ! grep -q 'the sandbox is frozen' "$T/bg.err" 2>/dev/null; do
+		kill -0 "$bg" 2>/dev/null || fail "the sandbox ended without a freeze: $(cat "$T/bg.out" "$T/bg.err")"
+		n=$((n + 1))
+		[ "$n" -lt 600 ] || fail "no freeze within 60 s: $(cat "$T/bg.err")"
+		sleep 0.1
+	done
+}
+
+finish_bg() {
+	wait "$bg"
+	rc=$?
+	out=$(cat "$T/bg.out")
+	err=$(cat "$T/bg.err")
+}
+
+# The review works on what was kept: diff lists it, apply brings it.
+expect_reviewable() {
+	id=$1 want=$2
+	run_isd diff --stat "$id"
+	expect_rc 0 "isd diff of the frozen session"
+	expect_contains "$out" "$want" "isd diff"
+	run_isd apply "$id"
+	expect_rc 0 "isd apply of the frozen session"
+	[ -e "$P/$want" ] || fail "isd apply did not bring $want"
+}
+
+test_one_file_gets_efbig_and_the_sandbox_runs_on() {
+	storage_project
+	run_isd exec --profile none --workspace "$P:cow" --storage-opt size=200M -- sh -c '
+		dd if=/dev/zero of=big bs=1M count=1000 2>&1 | grep -v records; echo "dd: $?"
+		truncate -s 900M sparse 2>&1; dd if=/dev/zero of=sparse2 bs=1M seek=900 count=1 2>&1 | grep -v records
+		echo second command runs'
+	expect_rc 0 "a single file stopped at its limit"
+	expect_contains "$out" "File too large" "the writer gets EFBIG"
+	expect_contains "$out" "second command runs"
+	expect_not_contains "$err" "frozen" "one file alone stays below the bound"
+	id=$(session_id)
+	b=$(upper_bytes "$id")
+	[ "$b" -le $((200 * MiB)) ] || fail "the upper layer holds $b bytes, over 200 MiB"
+	[ "$(stat -c %s "$XDG_STATE_HOME/isd/sessions/$id/upper/big")" -eq $((200 * MiB / 16 * 15)) ] ||
+		fail "big is not 15/16 of the bound: $(stat -c %s "$XDG_STATE_HOME/isd/sessions/$id/upper/big")"
+	expect_reviewable "$id" big
+}
+
+test_many_files_freeze_then_resume_and_end() {
+	storage_project
+	start_cow --storage-opt size=200M -- sh -c '
+		i=0; while [ $i -lt 1000 ]; do dd if=/dev/zero of=f$i bs=1M count=1 2>/dev/null || echo "dd failed at $i"; i=$((i + 1)); done
+		echo all written'
+	wait_frozen
+	id=$(session_id)
+	b=$(upper_bytes "$id")
+	[ "$b" -le $((200 * MiB + SLACK)) ] || fail "frozen at $b bytes, over 200 MiB + slack"
+	[ "$b" -ge $((150 * MiB)) ] || fail "frozen early, at $b bytes"
+	expect_contains "$(cat "$T/bg.err")" "$XDG_STATE_HOME/isd/sessions/$id holds" "the message names the session"
+	expect_contains "$(cat "$T/bg.err")" "isd resume $id" "the message says how to go on"
+	# Frozen means stopped: nothing grows while it is.
+	sleep 0.5
+	[ "$(upper_bytes "$id")" -eq "$b" ] || fail "the upper layer grew while frozen: $b -> $(upper_bytes "$id")"
+	run_isd session list
+	expect_contains "$out" "frozen" "isd session list shows the freeze"
+	expect_contains "$out" "200.0M" "isd session list shows the bound"
+	# The user's word: on by a grace, then frozen again.
+	run_isd resume "$id"
+	expect_rc 0 "isd resume"
+	n=0
+	while [ "$(grep -c 'the sandbox is frozen' "$T/bg.err")" -lt 2 ]; do
+		n=$((n + 1))
+		[ "$n" -lt 300 ] || fail "no second freeze after the grace: $(cat "$T/bg.err")"
+		sleep 0.1
+	done
+	b=$(upper_bytes "$id")
+	[ "$b" -le $((220 * MiB + SLACK)) ] || fail "frozen again at $b bytes, past the grace"
+	run_isd resume --end "$id"
+	expect_rc 0 "isd resume --end"
+	finish_bg
+	expect_rc 137 "a sandbox ended at its bound"
+	expect_not_contains "$out" "all written" "the writer never finished"
+	expect_contains "$err" "isd diff $id" "the session is kept"
+	expect_reviewable "$id" f0
+}
+
+test_sparse_and_hard_links_count_their_blocks_once() {
+	storage_project
+	run_isd exec --profile none --workspace "$P:cow" --storage-opt size=200M -- sh -c '
+		dd if=/dev/zero of=sparse bs=1M seek=180 count=1 2>/dev/null
+		dd if=/dev/zero of=data bs=1M count=120 2>/dev/null
+		i=0; while [ $i -lt 300 ]; do ln data link$i; i=$((i + 1)); done
+		mkdir -p a/b; mv data a/b/moved; mv a renamed
+		sleep 1; echo done'
+	expect_rc 0 "holes and links are not growth"
+	expect_contains "$out" "done"
+	expect_not_contains "$err" "frozen" "a sparse file and 300 links of one file stay below 200 MiB"
+	id=$(session_id)
+	b=$(upper_bytes "$id")
+	[ "$b" -le $((200 * MiB)) ] || fail "the upper layer holds $b bytes"
+	# Links of the data past the bound are still counted: a second 100
+	# MiB file is the sum that freezes.
+	rm -rf "$XDG_STATE_HOME"
+	start_cow --storage-opt size=200M -- sh -c '
+		dd if=/dev/zero of=one bs=1M count=120 2>/dev/null; ln one two; ln one three
+		dd if=/dev/zero of=four bs=1M count=120 2>/dev/null; echo all written'
+	wait_frozen
+	run_isd resume --end "$(session_id)"
+	finish_bg
+	expect_not_contains "$out" "all written"
+}
+
+test_inode_flood_stops_at_the_bound() {
+	storage_project
+	start_cow --storage-opt inodes=2000 -- sh -c 'i=0; while :; do : >f$i || break; i=$((i + 1)); done; echo stopped at $i'
+	wait_frozen
+	id=$(session_id)
+	files=$(find "$XDG_STATE_HOME/isd/sessions/$id/upper" | wc -l)
+	[ "$files" -ge 1900 ] && [ "$files" -le 3000 ] || fail "frozen at $files files for a bound of 2000"
+	expect_contains "$(cat "$T/bg.err")" "files, its bound is 2000" "the message names the bound"
+	run_isd resume --end "$id"
+	finish_bg
+	expect_rc 137
+	run_isd diff --stat "$id"
+	expect_rc 0 "isd diff after an inode flood"
+}
+
+# A rw bind on a small file system the test makes (a 300 MiB tmpfs in a
+# user and mount namespace of its own), which holds the project too: the
+# writer stops at the floor, the message names the bind's source, the file
+# system keeps its floor, and the sandbox goes on when space is back.
+test_min_free_floor_on_a_rw_bind() {
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	unshare -Urm true 2>/dev/null || skip "unshare -Urm is not allowed here"
+	unsafe=
+	[ "$(id -u)" -ne 0 ] || unsafe=--unsafe-host-root # unshare -Ur as root maps only host root
+	mkdir -p "$T/fs"
+	cat >"$T/scenario" <<'EOF'
+set -u
+mount -t tmpfs -o size=300M tmpfs "$T/fs" || exit 99
+mkdir "$T/fs/proj" "$T/fs/out"
+echo keep >"$T/fs/proj/keep.txt"
+dd if=/dev/zero of="$T/fs/filler" bs=1M count=100 2>/dev/null
+"$ISD" exec $unsafe --profile none --workspace "$T/fs/proj:cow" -v "$T/fs/out:/out" --storage-opt min-free=100M -- \
+	sh -c 'dd if=/dev/zero of=/out/big bs=1M count=150 2>&1 | grep -v records; echo done' >"$T/out" 2>"$T/err" &
+bg=$!
+n=0
+while ! grep -q 'the sandbox is frozen' "$T/err"; do
+	n=$((n + 1))
+	if [ $n -gt 300 ] || ! kill -0 $bg 2>/dev/null; then echo "no freeze" >"$T/result"; kill -9 $bg; exit 1; fi
+	sleep 0.1
+done
+sleep 0.3
+df -B1 --output=avail "$T/fs" | tail -n1 >"$T/avail"
+stat -c %s "$T/fs/out/big" >"$T/frozen_size"
+rm "$T/fs/filler"
+wait $bg
+echo $? >"$T/rc"
+EOF
+	T=$T ISD=$ISD unsafe=$unsafe XDG_STATE_HOME=$T/state unshare -Urm sh "$T/scenario"
+	[ -e "$T/rc" ] || fail "the scenario did not finish: $(cat "$T/result" "$T/err" 2>/dev/null)"
+	rc=$(cat "$T/rc")
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	expect_contains "$err" "the file system of $T/fs/out has" "the message names the bind's source"
+	expect_contains "$err" "below the floor of 100 MiB"
+	avail=$(cat "$T/avail")
+	[ "$avail" -ge $((50 * MiB)) ] || fail "the file system kept $avail bytes, the floor is 100 MiB"
+	[ "$(cat "$T/frozen_size")" -lt $((150 * MiB)) ] || fail "the writer was not stopped: $(cat "$T/frozen_size")"
+	expect_contains "$err" "space is back; the sandbox goes on"
+	expect_rc 0 "the writer finished once space was back"
+	expect_contains "$out" "done"
+}
+
+test_floor_below_at_start_is_refused() {
+	storage_project
+	run_isd exec --profile none --workspace "$P:cow" --storage-opt min-free=100% -- true
+	expect_rc 125 "an impossible floor is an option error"
+	run_isd exec --profile none --workspace "$P:cow" --storage-opt min-free=50% -- true
+	avail=$(df -B1 --output=avail "$T" | tail -n1)
+	size=$(df -B1 --output=size "$T" | tail -n1)
+	if [ "$avail" -lt $((size / 2)) ]; then
+		expect_rc 125 "a file system below an explicit floor"
+		expect_contains "$err" "below the floor of" "the message names the floor"
+		expect_contains "$err" "min-free" "the fix"
+	else
+		expect_rc 0 "a file system above the floor"
+	fi
+}
+
+test_agent_profile_default_in_print_spec() {
+	mkdir -p "$T/proj"
+	(cd "$T/proj" && "$ISD" exec --print-spec -- claude) >"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 0 "--print-spec -- claude"
+	python3 - "$T/out" <<'EOF' || fail "storage in --print-spec: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["storage"]["size"] == 10 << 30, d["storage"]
+assert d["origins"]["storage:size"].startswith("profile ") and "agent.conf" in d["origins"]["storage:size"], d["origins"]
+EOF
+	asserted
+	(cd "$T/proj" && "$ISD" exec --print-spec --storage-opt size=1g,inodes=5000 -- claude) >"$T/out" 2>"$T/err"
+	python3 - "$T/out" <<'EOF' || fail "the command line over the profile: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["storage"]["size"] == 1 << 30 and d["storage"]["inodes"] == 5000, d["storage"]
+assert d["origins"]["storage:size"] == "command line", d["origins"]
+EOF
+	for bad in size=1k size=x inodes=3 min-free=60% foo=1 size; do
+		run_isd exec --print-spec --storage-opt "$bad" -- true
+		expect_rc 125 "--storage-opt $bad"
+		expect_contains "$err" "--storage-opt" "the message names the option"
+	done
+}
+
+# A directory made unreadable inside (chmod 000: on the host it is the
+# user's own directory in the upper layer) still counts: its files are the
+# sum that freezes, not a place to hide them.
+test_unreadable_directory_still_counts() {
+	storage_project
+	start_cow --storage-opt size=200M -- sh -c '
+		mkdir hide; dd if=/dev/zero of=hide/x bs=1M count=150 2>/dev/null; chmod 000 hide
+		dd if=/dev/zero of=more bs=1M count=100 2>/dev/null; echo all written'
+	wait_frozen
+	id=$(session_id)
+	expect_contains "$(cat "$T/bg.err")" "$XDG_STATE_HOME/isd/sessions/$id holds" "counted, not unaccountable"
+	[ "$(stat -c %a "$XDG_STATE_HOME/isd/sessions/$id/upper/hide")" = 0 ] || fail "the directory's mode was not put back"
+	run_isd resume --end "$id"
+	finish_bg
+	expect_not_contains "$out" "all written"
+}
