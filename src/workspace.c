@@ -549,6 +549,42 @@ static void hold_absent(struct isd_workspace *ws, int dir, const char *gitdir, b
 		placeholder(ws, dir, isd_xasprintf("%s/config.worktree", gitdir));
 }
 
+static char *inside(const struct isd_workspace *ws, const char *base, const char *value);
+
+/* The .git file of a submodule's or linked worktree's work tree in the
+ * workspace: rewritten, it sends git (and git status in the project,
+ * which runs git in each submodule) to a repository of the agent's. */
+static void protect_gitfile(struct isd_workspace *ws, int dir, const char *base, const char *value, bool is_worktree)
+{
+	_cleanup_free_ char *rel = inside(ws, base, value), *p = NULL;
+
+	if (!rel)
+		return;
+	p = is_worktree ? isd_xasprintf("%s/.git", rel) : isd_steal_ptr(rel);
+	if (is_reg_at(dir, p))
+		push_unique(&ws->git_readonly, isd_steal_ptr(p));
+}
+
+/* core.worktree of a submodule's config: where its work tree is. */
+static void protect_module_worktree(struct isd_workspace *ws, int dir, const char *sub, const char *cfg)
+{
+	_cleanup_free_ char *text = NULL, *base = isd_xasprintf("%s/%s", ws->path, sub);
+	_cleanup_close_ int fd = isd_openat2(dir, cfg, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+					     RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	struct isd_git_config c;
+	size_t len;
+	bool found;
+	const char *v;
+
+	if (fd < 0 || isd_read_fd(fd, &text, &len) < 0)
+		return;
+	(void)isd_git_config_parse(text, len, &c);
+	v = isd_git_config_get(&c, "core.worktree", &found);
+	if (v)
+		protect_gitfile(ws, dir, base, v, true);
+	isd_git_config_free(&c);
+}
+
 /* A submodule's repository (and the ones nested in it, modules/a/modules/b;
  * names may hold "/"): its config and hooks. */
 static void protect_modules(struct isd_workspace *ws, int dir, const char *rel, unsigned depth)
@@ -571,6 +607,7 @@ static void protect_modules(struct isd_workspace *ws, int dir, const char *rel, 
 		hooks = isd_xasprintf("%s/hooks", sub);
 		if (is_reg_at(dir, cfg)) {
 			hold_absent(ws, dir, sub, worktree_config_on(dir, cfg));
+			protect_module_worktree(ws, dir, sub, cfg);
 			push_unique(&ws->git_readonly, isd_steal_ptr(cfg));
 			if (is_dir_at(dir, hooks))
 				push_unique(&ws->git_readonly, isd_xasprintf("%s/", hooks));
@@ -708,6 +745,17 @@ static void resolve_git(struct isd_workspace *ws)
 				}
 				if (wt_config)
 					placeholder(ws, dir, isd_xasprintf(".git/worktrees/%s/config.worktree", e->d_name));
+				{
+					_cleanup_free_ char *g = isd_xasprintf(".git/worktrees/%s/gitdir", e->d_name);
+					_cleanup_free_ char *to = NULL;
+					size_t len;
+
+					/* The linked worktree's .git file, by its absolute path. */
+					if (is_reg_at(dir, g) && isd_read_file_at(dir, g, &to, &len) == 0) {
+						to[strcspn(to, "\n")] = '\0';
+						protect_gitfile(ws, dir, ws->path, to, false);
+					}
+				}
 			}
 			closedir(d);
 		}

@@ -378,6 +378,39 @@ test_git_agent_flow_rw() {
 	expect_not_contains "$err" "held" "nothing held after a legitimate flow"
 }
 
+# git status in the project runs git in each submodule: a submodule's .git
+# file rewritten during a rw run (to a repository with core.fsmonitor)
+# would run the agent's command on the host's next git status.
+test_git_submodule_pointer_rw() {
+	make_project
+	init_repo
+	git init -q "$T/subsrc" && git -C "$T/subsrc" commit -q --allow-empty -m sub
+	git -C "$P" -c protocol.file.allow=always submodule add -q "$T/subsrc" lib 2>"$T/sm" || skip "git submodule add unavailable: $(cat "$T/sm")"
+	git -C "$P" commit -qm submodule
+	"$ISD" exec --profile none --workspace "$P:rw" -- sh -c "
+		git init -q --bare evil && git config -f evil/config core.bare false &&
+		git config -f evil/config core.fsmonitor 'touch $T/pwned; false'
+		(printf 'gitdir: ../evil\n' >lib/.git) 2>/dev/null && echo WROTE
+		(mv lib/.git lib/old && mv lib/old lib/.git) 2>/dev/null && echo MOVED
+		(mv lib lib2 && mv lib2 lib) 2>/dev/null && echo MOVEDDIR
+		: >ready; while [ ! -e done ]; do sleep 0.1; done" >"$T/out" 2>"$T/err" </dev/null &
+	pid=$!
+	for _ in $(seq 100); do
+		[ -e "$P/ready" ] || ! kill -0 "$pid" 2>/dev/null && break
+		sleep 0.1
+	done
+	[ -e "$P/ready" ] || fail "the payload did not start: $(cat "$T/err")"
+	git -C "$P" status >/dev/null 2>&1
+	[ ! -e "$T/pwned" ] || fail "git status on the host ran a command of the agent's through the submodule"
+	: >"$P/done"
+	wait "$pid"
+	rc=$? out=$(cat "$T/out") err=$(cat "$T/err")
+	expect_rc 0
+	expect_not_contains "$out" WROTE "a submodule's .git file writable"
+	expect_not_contains "$out" MOVED "a submodule's .git file or directory renamed"
+	host_git_clean "submodule pointer, after the run"
+}
+
 # A repository the agent makes in a rw workspace (git init sub, a new
 # submodule's git directory, a .git file pointing out) cannot be covered
 # while the run goes on: at the end its executable configuration is held
@@ -391,13 +424,18 @@ test_git_new_repository_held_rw() {
 		printf '#!/bin/sh\ntouch $T/pwned\n' >sub/.git/hooks/post-commit && chmod +x sub/.git/hooks/post-commit &&
 		git init -q plain && echo INIT
 		d=\$(printf 'esc\033[2Jape') && mkdir -p \"\$d\" && printf 'gitdir: /tmp/evil\n' >\"\$d/.git\"
-		git -C sub commit -q --allow-empty -m x && git add sub 2>/dev/null && echo GITLINK"
+		git -C sub commit -q --allow-empty -m x && git add sub 2>/dev/null && echo GITLINK
+		git init -q src2 && git -C src2 commit -q --allow-empty -m x &&
+		git -c protocol.file.allow=always submodule add -q ./src2 mod 2>/dev/null &&
+		git config -f .git/modules/mod/config core.sshCommand 'touch $T/pwned' && echo SUBMODULE"
 	expect_rc 0
 	expect_contains "$out" INIT
 	expect_contains "$err" "in the repository $P/sub/.git (core.fsmonitor, hooks/post-commit): held config as config.isd-held, hooks as hooks.isd-held"
 	expect_not_contains "$err" "$P/plain" "a repository without executable configuration is left alone"
 	expect_contains "$err" "$P/esc^[[2Jape (.git pointing at /tmp/evil): held .git as .git.isd-held"
-	[ "$(printf '%s\n' "$err" | grep -c 'held')" -eq 2 ] || fail "not one line per repository: $err"
+	expect_contains "$out" SUBMODULE
+	expect_contains "$err" "in the repository $P/.git/modules/mod (core.sshcommand): held config as config.isd-held"
+	[ "$(printf '%s\n' "$err" | grep -c 'held')" -eq 3 ] || fail "not one line per repository: $err"
 	rm -f "$T/pwned"
 	git -C "$P/sub" status >/dev/null 2>&1
 	git -C "$P/sub" commit -q --allow-empty -m host >/dev/null 2>&1
