@@ -53,34 +53,25 @@ static bool visible_executable(const struct isd_spec *spec, const char *path)
 	return false;
 }
 
+static bool visible_candidate(const char *candidate, void *spec)
+{
+	return visible_executable(spec, candidate);
+}
+
 static bool in_sandbox_path(const struct isd_spec *spec, const char *cmd)
 {
-	const char *path = isd_spec_getenv(spec, "PATH");
+	char buf[PATH_MAX];
 
-	for (const char *p = path ? path : ""; *p;) {
-		const char *end = strchrnul(p, ':');
-		_cleanup_free_ char *cand = isd_xasprintf("%.*s/%s", (int)(end - p), p, cmd);
-
-		if (cand[0] == '/' && visible_executable(spec, cand))
-			return true;
-		p = *end ? end + 1 : end;
-	}
-	return false;
+	return isd_path_search(isd_spec_getenv(spec, "PATH"), cmd, buf, sizeof(buf), visible_candidate, (void *)spec);
 }
 
 static char *search_caller_path(const char *caller_path, const char *cmd)
 {
-	for (const char *p = caller_path ? caller_path : ""; *p;) {
-		const char *end = strchrnul(p, ':');
-		char *cand = isd_xasprintf("%.*s/%s", (int)(end - p), p, cmd);
-		struct stat st;
+	char buf[PATH_MAX];
 
-		if (cand[0] == '/' && stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-			return cand;
-		free(cand);
-		p = *end ? end + 1 : end;
-	}
-	return NULL;
+	if (!isd_path_search(caller_path, cmd, buf, sizeof(buf), isd_path_is_executable, NULL))
+		return NULL;
+	return isd_xstrdup(buf);
 }
 
 /* Version managers and environments whose PREFIX/bin/PROGRAM belongs to

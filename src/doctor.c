@@ -16,6 +16,7 @@
 #include "isd/syscalls.h"
 #include "isd/session.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -304,26 +305,13 @@ static void check_cgroup(struct report *r)
 		snprintf(c->fix, sizeof(c->fix), "%s", isd_cgroup_hierarchy_fix());
 }
 
-static bool in_path(const char *prog, char *found, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		const char *end = strchrnul(p, ':');
-		snprintf(found, size, "%.*s/%s", (int)(end - p), p, prog);
-		if (access(found, X_OK) == 0)
-			return true;
-		p = *end ? end + 1 : end;
-	}
-	return false;
-}
-
 static void check_idmap(struct report *r)
 {
 	struct check *c = add(r, "subordinate ids", false);
 	struct passwd *pw = getpwuid(getuid());
 	char path[512];
-	bool newuidmap = in_path("newuidmap", path, sizeof(path)) && in_path("newgidmap", path, sizeof(path));
+	bool newuidmap =
+		isd_find_program("newuidmap", path, sizeof(path)) && isd_find_program("newgidmap", path, sizeof(path));
 	_cleanup_free_ char *subuid = NULL;
 	bool has_range = false;
 
@@ -349,9 +337,9 @@ static void check_network_helpers(struct report *r)
 	struct check *c = add(r, "--network private", false);
 	char path[512];
 
-	if (in_path("pasta", path, sizeof(path)))
+	if (isd_find_program("pasta", path, sizeof(path)))
 		set(c, OK, "pasta at %s", path);
-	else if (in_path("slirp4netns", path, sizeof(path)))
+	else if (isd_find_program("slirp4netns", path, sizeof(path)))
 		set(c, OK, "slirp4netns at %s", path);
 	else {
 		set(c, WARN, "neither pasta nor slirp4netns installed (netless and none work without them)");

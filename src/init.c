@@ -11,6 +11,7 @@
 #include "userns.h"
 #include "isd/storage.h"
 #include "isd/syscalls.h"
+#include "isd/path-util.h"
 #include "isd/process.h"
 #include "isd/util.h"
 
@@ -169,41 +170,48 @@ static bool is_executable_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+struct exec_try {
+	char *const *argv;
+	char *const *envp;
+	bool saw_eacces;
+	int err; /* what stopped the search (not "not there" or EACCES) */
+};
+
+static bool try_exec(const char *candidate, void *ctx)
+{
+	struct exec_try *t = ctx;
+
+	/* Names that are not there are not tried, so that the activity log
+	 * records the one exec that runs. */
+	if (access(candidate, F_OK) < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return false;
+	execve(candidate, t->argv, t->envp);
+	if (errno == EACCES && is_executable_file(candidate)) {
+		t->saw_eacces = true;
+	} else if (errno != ENOENT && errno != ENOTDIR && errno != EACCES) {
+		t->err = -errno;
+		return true;
+	}
+	return false;
+}
+
 /* execvpe() searches the *caller's* PATH; the payload's PATH is the one that
- * counts, so the search is done here.  Returns the errno that decides 126 vs
- * 127, with the message recorded. */
+ * counts, so the search is done here, by isd's one rule (isd/path-util.h:
+ * the rule by which src/command.c decided the command is there).  Returns
+ * the errno that decides 126 vs 127, with the message recorded. */
 int isd_init_exec_command(char *const argv[], char *const envp[], const char *path_env, bool not_on_caller_path)
 {
+	struct exec_try t = {.argv = argv, .envp = envp};
 	const char *cmd = argv[0];
-	bool saw_eacces = false;
 	char buf[4096];
 
 	if (strchr(cmd, '/')) {
 		execve(cmd, argv, envp);
 		return isd_error(-errno, "exec %s", cmd);
 	}
-	for (const char *p = path_env ? path_env : "/usr/bin:/bin"; ; ) {
-		const char *end = strchrnul(p, ':');
-		size_t len = (size_t)(end - p);
-
-		if (len == 0)
-			snprintf(buf, sizeof(buf), "%s", cmd);
-		else
-			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, cmd);
-		/* Names that are not there are not tried, so that the activity
-		 * log records the one exec that runs. */
-		if (access(buf, F_OK) == 0 || (errno != ENOENT && errno != ENOTDIR)) {
-			execve(buf, argv, envp);
-			if (errno == EACCES && is_executable_file(buf))
-				saw_eacces = true;
-			else if (errno != ENOENT && errno != ENOTDIR && errno != EACCES)
-				return isd_error(-errno, "exec %s", buf);
-		}
-		if (!*end)
-			break;
-		p = end + 1;
-	}
-	if (saw_eacces)
+	if (isd_path_search(path_env ? path_env : "/usr/bin:/bin", cmd, buf, sizeof(buf), try_exec, &t))
+		return isd_error(t.err, "exec %s", buf);
+	if (t.saw_eacces)
 		return isd_error(-EACCES, "exec %s: found on PATH but not executable", cmd);
 	isd_error(0, "exec %s: command not found in the sandbox's PATH (%s)%s", cmd, path_env ? path_env : "",
 		  not_on_caller_path ? ", nor on yours" : "");

@@ -3,6 +3,7 @@
 #include "net.h"
 #include "isd/process.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -122,27 +123,6 @@ int isd_net_add_local_range(uint32_t addr, unsigned prefixlen)
 
 /* ---- --network private: pasta or slirp4netns attach from the host ---- */
 
-static bool find_program(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
-		const char *end = strchrnul(p, ':');
-		if (end > p) {
-			snprintf(out, len, "%.*s/%s", (int)(end - p), p, name);
-			if (access(out, X_OK) == 0)
-				return true;
-		}
-		p = *end ? end + 1 : end;
-	}
-	/* sbin is often missing from a user's PATH */
-	snprintf(out, len, "/usr/sbin/%s", name);
-	if (access(out, X_OK) == 0)
-		return true;
-	snprintf(out, len, "/usr/bin/%s", name);
-	return access(out, X_OK) == 0;
-}
-
 int isd_net_private_prepare(struct isd_net_helper *h)
 {
 	/* Tests choose one ("pasta", "slirp4netns") or pretend none is there. */
@@ -151,9 +131,9 @@ int isd_net_private_prepare(struct isd_net_helper *h)
 	memset(h, 0, sizeof(*h));
 	h->pid = -1;
 	h->exit_fd = -1;
-	if ((!only || !strcmp(only, "pasta")) && find_program("pasta", h->path, sizeof(h->path)))
+	if ((!only || !strcmp(only, "pasta")) && isd_find_program("pasta", h->path, sizeof(h->path)))
 		return 0;
-	if ((!only || !strcmp(only, "slirp4netns")) && find_program("slirp4netns", h->path, sizeof(h->path))) {
+	if ((!only || !strcmp(only, "slirp4netns")) && isd_find_program("slirp4netns", h->path, sizeof(h->path))) {
 		h->slirp = true;
 		return 0;
 	}

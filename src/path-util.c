@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "isd/path-util.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *isd_path_rest(const char *path, const char *dir)
 {
@@ -29,4 +33,38 @@ bool isd_path_below(const char *path, const char *dir)
 	const char *rest = isd_path_rest(path, dir);
 
 	return rest && rest[0];
+}
+
+bool isd_path_search(const char *path, const char *name, char *buf, size_t size,
+		     bool (*found)(const char *candidate, void *ctx), void *ctx)
+{
+	for (const char *p = path ? path : ""; *p;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		int n = snprintf(buf, size, "%.*s/%s", (int)len, p, name);
+
+		if (p[0] == '/' && n > 0 && (size_t)n < size && found(buf, ctx))
+			return true;
+		p += len;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+bool isd_path_is_executable(const char *candidate, void *ctx)
+{
+	struct stat st;
+
+	(void)ctx;
+	return stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0;
+}
+
+bool isd_find_program(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	return isd_path_search(path && path[0] ? path : "/usr/local/bin:/usr/bin:/bin", name, buf, size,
+			       isd_path_is_executable, NULL) ||
+	       isd_path_search("/usr/sbin:/usr/bin", name, buf, size, isd_path_is_executable, NULL);
 }

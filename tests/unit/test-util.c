@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void *record_in_thread(void *arg)
@@ -47,8 +48,35 @@ static void test_path_under(void)
 	CHECK(isd_path_rest("/abc", "/ab") == NULL && !strcmp(isd_path_rest("x/y", ""), "x/y"));
 }
 
+static bool take_all(const char *candidate, void *ctx)
+{
+	(void)candidate;
+	return ++*(int *)ctx == 2;
+}
+
+/* The one $PATH rule (isd/path-util.h): what isd doctor finds is what isd
+ * exec runs. */
+static void test_path_search(void)
+{
+	char buf[64];
+	int n = 0;
+
+	/* Empty and relative entries are never the working directory. */
+	CHECK(isd_path_search(":.:bin:/a:/b", "x", buf, sizeof(buf), take_all, &n) && !strcmp(buf, "/b/x"));
+	n = 0;
+	CHECK(!isd_path_search("/a", "x", buf, sizeof(buf), take_all, &n) && n == 1);
+	/* A candidate longer than the buffer is not cut short into another. */
+	n = 0;
+	CHECK(!isd_path_search("/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "x", buf,
+			       sizeof(buf), take_all, &n) && n == 0);
+	setenv("PATH", "/nonexistent", 1);
+	CHECK(isd_find_program("sh", buf, sizeof(buf)) && !strcmp(buf, "/usr/bin/sh"));
+	CHECK(!isd_find_program("isd-no-such-program", buf, sizeof(buf)));
+}
+
 int main(void)
 {
+	test_path_search();
 	test_path_under();
 	test_error_message_is_per_thread();
 	test_error_prefix();
