@@ -427,19 +427,12 @@ static int read_ref(const char *path, const char *blobdir, char digest[80])
 
 static int write_ref(const char *refdir, const char *path, const char *digest, const char *name)
 {
-	_cleanup_free_ char *tmp = isd_xasprintf("%s.tmp%d", path, (int)getpid());
 	_cleanup_free_ char *line = isd_xasprintf("%s %s\n", digest, name);
 	int r = isd_mkdir_p(refdir, 0700);
 
 	if (r < 0)
 		return isd_error(r, "creating %s", refdir);
-	unlink(tmp);
-	r = write_new(tmp, line, strlen(line));
-	if (r == 0 && rename(tmp, path) < 0)
-		r = isd_error(-errno, "storing %s", path);
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	return isd_replace_file_at(AT_FDCWD, path, line, strlen(line), 0600, false);
 }
 
 static const char *fedora_arch(void)

@@ -94,23 +94,9 @@ static int get_mem(struct pull *p, const char *what, const char *ref, size_t max
 
 static int write_atomic(const char *dir, const char *name, const void *data, size_t len)
 {
-	_cleanup_free_ char *tmp = isd_xasprintf("%s/.tmp-%s-XXXXXX", dir, name);
 	_cleanup_free_ char *final = isd_xasprintf("%s/%s", dir, name);
-	_cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
-	int r;
 
-	if (fd < 0)
-		return isd_error(-errno, "creating a file in %s", dir);
-	r = isd_write_all(fd, data, len);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, final) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		return isd_error(r, "writing %s", final);
-	}
-	return 0;
+	return isd_replace_file_at(AT_FDCWD, final, data, len, 0600, true);
 }
 
 static bool have_blob(const struct pull *p, const char *digest)

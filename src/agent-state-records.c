@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "agent-state-internal.h"
+#include "isd/fsutil.h"
 #include "isd/util.h"
 
 #include <dirent.h>
@@ -173,30 +174,6 @@ static int records_append(struct state_store *s, char type, size_t layer, const 
 
 /* ---- the copies of the host's entries ---- */
 
-static int mkdir_p_at(int root, const char *rel, int *out)
-{
-	int fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
-	_cleanup_free_ char *copy = isd_xstrdup(rel);
-	char *save = NULL;
-
-	if (fd < 0)
-		return -errno;
-	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-		int next;
-		if (mkdirat(fd, c, 0700) < 0 && errno != EEXIST) {
-			close(fd);
-			return -errno;
-		}
-		next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		if (next < 0)
-			return -errno;
-		fd = next;
-	}
-	*out = fd;
-	return 0;
-}
-
 static void tree_usage(int dfd, const char *name, uint64_t *bytes, uint64_t *files, unsigned depth)
 {
 	struct stat st;
@@ -302,7 +279,7 @@ int record_before(struct state_store *s, size_t i, int host_fd, const char *rel)
 	slash = s->layers[i].dir ? strrchr(rel, '/') : NULL;
 	parent = slash ? strndup(rel, (size_t)(slash - rel)) : isd_xstrdup("");
 	bdir = isd_xasprintf("backup/%zu%s%s", i, parent[0] ? "/" : "", parent);
-	r = mkdir_p_at(s->dir_fd, bdir, &bp);
+	r = isd_mkdir_p_open_at(s->dir_fd, bdir, 0700, &bp);
 	if (r < 0)
 		return isd_error(r, "creating %s/%s", s->dir, bdir);
 	/* A directory may hold older records' copies already (the deeper
@@ -347,9 +324,8 @@ int records_drop_layers(struct state_store *s, const bool *drop)
 		records++;
 	}
 	if (n_kept) {
-		_cleanup_close_ int out = openat(dfd, "records.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (out < 0 || isd_write_all(out, kept, n_kept) < 0 || renameat(dfd, "records.tmp", dfd, "records") < 0)
-			return isd_error(-errno, "writing %s/records", s->dir);
+		if ((r = isd_replace_file_at(dfd, "records", kept, n_kept, 0600, false)) < 0)
+			return isd_error_prefix(r, "%s: ", s->dir);
 	} else if (unlinkat(dfd, "records", 0) < 0 && errno != ENOENT) {
 		return isd_error(-errno, "removing %s/records", s->dir);
 	}
@@ -358,7 +334,7 @@ int records_drop_layers(struct state_store *s, const bool *drop)
 	for (size_t i = 0; i < s->n_layers; i++) {
 		_cleanup_free_ char *b = isd_xasprintf("backup/%zu", i);
 		if (drop[i]) {
-			if ((r = isd_remove_tree_at(dfd, b)) < 0)
+			if ((r = isd_rm_rf_at(dfd, b)) < 0)
 				return r;
 		} else {
 			tree_usage(dfd, b, &bytes, &files, 0);

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "agent-state-internal.h"
+#include "isd/fsutil.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 
@@ -472,7 +473,7 @@ int state_restore(const char *arg)
 		bool unused = !w[i].swapped && w[i].how != SWAP_OUT, replaced = w[i].swapped && r == 0;
 		if (w[i].done || !w[i].staged || w[i].parent_fd < 0 || !(unused || replaced))
 			continue;
-		if (isd_remove_tree_at(w[i].parent_fd, w[i].staged) < 0) {
+		if (isd_rm_rf_at(w[i].parent_fd, w[i].staged) < 0) {
 			isd_warn("state restore: removing %s beside %s failed: %s", w[i].staged, paths[i], isd_error_message());
 			isd_error_clear();
 		}

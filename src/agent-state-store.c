@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "agent-state-internal.h"
+#include "isd/fsutil.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 #include "isd/path-util.h"
@@ -53,8 +54,8 @@ void store_free(struct state_store *s)
 int store_save(struct state_store *s)
 {
 	json_object *o = json_object_new_object(), *layers = json_object_new_array();
-	_cleanup_free_ char *tmp = isd_xasprintf("%s/state.json.tmp", s->dir);
 	_cleanup_free_ char *final = isd_xasprintf("%s/state.json", s->dir);
+	const char *text;
 	int r;
 
 	json_object_object_add(o, "id", json_object_new_string(s->id));
@@ -73,11 +74,10 @@ int store_save(struct state_store *s)
 		json_object_array_add(layers, l);
 	}
 	json_object_object_add(o, "layers", layers);
-	r = isd_write_file_at(AT_FDCWD, tmp, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY), O_CREAT | O_TRUNC, 0600);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
+	r = isd_replace_file_at(AT_FDCWD, final, text, strlen(text), 0600, false);
 	json_object_put(o);
-	if (r == 0 && rename(tmp, final) < 0)
-		r = -errno;
-	return r < 0 ? isd_error(r, "writing %s", final) : 0;
+	return r;
 }
 
 static bool valid_id(const char *s)
@@ -158,7 +158,7 @@ int store_remove(struct state_store *s)
 	root = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return -errno;
-	return isd_remove_tree_at(root, s->id);
+	return isd_rm_rf_at(root, s->id);
 }
 
 char **store_ids(const char *root)
@@ -232,13 +232,6 @@ int host_file_parent(const char *path, char **name)
 	return fd < 0 ? -errno : fd;
 }
 
-static char *temp_name(const char *name)
-{
-	uint32_t rnd = 0;
-	(void)!getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK);
-	return isd_xasprintf(".%.40s.isd-%08x", name, rnd);
-}
-
 int copy_file_into(int src_dfd, const char *src_name, int dst_dfd, const char *dst_name, mode_t mode)
 {
 	_cleanup_close_ int in = openat(src_dfd, src_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -262,12 +255,5 @@ int copy_file_into(int src_dfd, const char *src_name, int dst_dfd, const char *d
 
 int replace_file_text(int dfd, const char *name, const char *text, mode_t mode)
 {
-	_cleanup_free_ char *tmp = temp_name(name);
-	int r = isd_write_file_at(dfd, tmp, text, O_CREAT | O_EXCL | O_NOFOLLOW, mode & 0777);
-
-	if (r == 0 && renameat(dfd, tmp, dfd, name) < 0)
-		r = -errno;
-	if (r < 0)
-		unlinkat(dfd, tmp, 0);
-	return r;
+	return isd_replace_file_at(dfd, name, text, strlen(text), mode & 0777, false);
 }

@@ -10,6 +10,7 @@
 #include "agent-state-internal.h"
 #include "mount-fs.h"
 #include "mount.h"
+#include "isd/fsutil.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 #include "isd/path-util.h"

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #endif
 #include "isd/cgroup.h"
+#include "isd/fsutil.h"
 #include "isd/session.h"
 
 #include "isd/util.h"

@@ -5,8 +5,8 @@
  */
 #define _GNU_SOURCE
 #include "isd/cli.h"
-#include "isd/resolve.h"
 #include "options.h"
+#include "isd/fsutil.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -287,50 +287,31 @@ int isd_cli_parse_cpus(const char *arg, uint64_t period_us, uint64_t *quota_us)
 	return 0;
 }
 
-/* Reads a passwd-format file of the image, resolved inside the image root so
- * that a hostile image cannot point us at host files it should not name. */
+/* The image's passwd entry (isd/fsutil.h: the one rule isd build's USER
+ * and --chown follow too). */
 int isd_options_passwd_lookup(const struct isd_spec *spec, const char *name, uint32_t uid,
 			       uint32_t *uid_out, uint32_t *gid_out, char **home_out, char **user_out)
 {
-	_cleanup_close_ int rootfd = -1, fd = -1;
-	_cleanup_free_ char *text = NULL;
-	char *line, *save = NULL;
+	_cleanup_close_ int rootfd = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct isd_image_user u = {0};
+	int r;
 
-	rootfd = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
-	fd = isd_openat2(rootfd, "etc/passwd", O_RDONLY | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
-	if (fd < 0)
-		return -errno;
-	if (isd_read_fd(fd, &text, NULL) < 0)
-		return -EIO;
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *f[7] = {0};
-		char *p = line;
-		int n = 0;
-		uint32_t id, gid;
-
-		for (n = 0; n < 7 && p; n++) {
-			f[n] = p;
-			p = strchr(p, ':');
-			if (p)
-				*p++ = '\0';
-		}
-		if (n < 7 || isd_parse_uint32(f[2], &id) < 0 || isd_parse_uint32(f[3], &gid) < 0)
-			continue;
-		if (name ? strcmp(f[0], name) != 0 : id != uid)
-			continue;
-		if (uid_out)
-			*uid_out = id;
-		if (gid_out)
-			*gid_out = gid;
-		if (home_out)
-			*home_out = isd_xstrdup(f[5]);
-		if (user_out)
-			*user_out = isd_xstrdup(f[0]);
-		return 0;
-	}
-	return -ENOENT;
+	r = isd_image_passwd(rootfd, name, uid, &u);
+	if (r < 0)
+		return r;
+	if (uid_out)
+		*uid_out = u.uid;
+	if (gid_out)
+		*gid_out = u.gid;
+	if (home_out)
+		*home_out = isd_steal_ptr(u.home);
+	if (user_out)
+		*user_out = isd_steal_ptr(u.name);
+	free(u.home);
+	free(u.name);
+	return 0;
 }
 
 int isd_options_resolve_image(struct isd_spec *spec, const char *name)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
+#include "isd/fsutil.h"
 #include "isd/profile.h"
 #include "isd/util.h"
 

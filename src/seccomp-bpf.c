@@ -9,6 +9,7 @@
 #endif
 #include "isd/seccomp.h"
 #include "seccomp-internal.h"
+#include "isd/fsutil.h"
 #include "isd/util.h"
 
 #include <dirent.h>
@@ -416,10 +417,11 @@ static int mkdir_private(const char *path)
 static int cache_store(const char *path, const char *key, size_t key_len,
 		       const struct isd_seccomp_program *prog)
 {
-	_cleanup_free_ char *dir = isd_xstrdup(path), *tmp = NULL;
+	_cleanup_free_ char *dir = isd_xstrdup(path), *data = NULL;
 	struct cache_header hdr = { .key_len = (uint32_t)key_len, .n_insns = prog->len, .flags = prog->flags };
 	char *slash;
-	int fd, r;
+	size_t len;
+	int r;
 
 	/* BASE/isd/seccomp/X.bpf: BASE is ours (cache_dir checked), isd/
 	 * and isd/seccomp/ must be too. */
@@ -437,22 +439,12 @@ static int cache_store(const char *path, const char *key, size_t key_len,
 	}
 	memcpy(hdr.magic, CACHE_MAGIC, 8);
 	hdr.checksum = cache_checksum(&hdr, key, prog->filter);
-	tmp = isd_xasprintf("%s.tmpXXXXXX", path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = isd_write_all(fd, &hdr, sizeof(hdr));
-	if (r >= 0)
-		r = isd_write_all(fd, key, key_len);
-	if (r >= 0)
-		r = isd_write_all(fd, prog->filter, prog->len * sizeof(struct sock_filter));
-	if (close(fd) < 0 && r >= 0)
-		r = -errno;
-	if (r >= 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		unlink(tmp);
-	return r;
+	len = sizeof(hdr) + key_len + prog->len * sizeof(struct sock_filter);
+	data = isd_xmalloc(len);
+	memcpy(data, &hdr, sizeof(hdr));
+	memcpy(data + sizeof(hdr), key, key_len);
+	memcpy(data + sizeof(hdr) + key_len, prog->filter, prog->len * sizeof(struct sock_filter));
+	return isd_replace_file_at(AT_FDCWD, path, data, len, 0600, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -507,8 +499,8 @@ int isd_seccomp_prepare(const char *name_or_path, struct isd_seccomp_program *ou
 	}
 	if ((r = compile_profile(buf, len, out->profile_path, &t, out)) < 0)
 		goto fail;
-	if (cpath)
-		(void)cache_store(cpath, key, key_len, out);
+	if (cpath && cache_store(cpath, key, key_len, out) < 0)
+		isd_error_clear(); /* a cache that could not be written is no failure */
 	return 0;
 fail:
 	isd_seccomp_program_free(out);

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "session-apply.h"
+#include "isd/fsutil.h"
 #include "isd/session-changes.h"
 #include "isd/session-git.h"
 #include "isd/session.h"
@@ -451,7 +452,7 @@ static void unstage(struct run *run)
 			continue;
 		dfd = open_parent(run->a->project_fd, run->a->changes->v[i].path, &name);
 		if (dfd >= 0 && unlinkat(dfd, run->plan[i].tmp, 0) < 0 && errno != ENOENT)
-			(void)isd_remove_tree_at(dfd, run->plan[i].tmp);
+			(void)isd_rm_rf_at(dfd, run->plan[i].tmp);
 	}
 }
 
@@ -478,7 +479,7 @@ static int commit_one(struct run *run, size_t i)
 	} else if (e->status == ISD_CHANGE_DELETED || (have && (S_ISDIR(hst.st_mode) || S_ISDIR(e->new_mode)))) {
 		/* A directory cannot be renamed over, nor over a file: what is
 		 * there goes first. */
-		if (have && (S_ISDIR(hst.st_mode) ? (r = isd_remove_tree_at(dfd, name)) < 0
+		if (have && (S_ISDIR(hst.st_mode) ? (r = isd_rm_rf_at(dfd, name)) < 0
 						  : (r = unlinkat(dfd, name, 0) < 0 ? isd_error(-errno, "removing %s", e->path) : 0) < 0))
 			return r;
 	}

@@ -7,6 +7,7 @@
  * could remove them, and, for prune, every stopped session without changes.
  */
 #define _GNU_SOURCE
+#include "isd/fsutil.h"
 #include "isd/session.h"
 #include "isd/session-changes.h"
 #include "isd/util.h"
@@ -40,7 +41,7 @@ static int gc_half_created(const char *root, const char *id, bool dry_run, size_
 	printf("%s %s/%s (a half-created session)\n", dry_run ? "would remove" : "removing", root, id);
 	if (dry_run)
 		return 0;
-	if (isd_remove_tree_at(rootfd, id) < 0) {
+	if (isd_rm_rf_at(rootfd, id) < 0) {
 		fprintf(stderr, "isd: gc: %s\n", isd_error_message());
 		return -EIO;
 	}
@@ -129,7 +130,7 @@ int isd_session_gc(bool dry_run, size_t *removed)
 		printf("%s %s/%s (a half-removed session)\n", dry_run ? "would remove" : "removing", root, names[i]);
 		if (dry_run)
 			continue;
-		if (isd_remove_tree_at(rootfd, names[i]) < 0) {
+		if (isd_rm_rf_at(rootfd, names[i]) < 0) {
 			fprintf(stderr, "isd: gc: %s\n", isd_error_message());
 			r = -EIO;
 			continue;

@@ -6,6 +6,7 @@
  * diff and discard take as it is.
  */
 #define _GNU_SOURCE
+#include "isd/fsutil.h"
 #include "isd/session.h"
 #include "isd/storage.h"
 #include "isd/session-changes.h"
@@ -91,11 +92,8 @@ static char *lock_path(const struct isd_session *s)
 
 static int write_json(const struct isd_session *s)
 {
-	_cleanup_free_ char *tmp = isd_xasprintf("%s/session.json.tmp", s->dir);
-	_cleanup_free_ char *final = isd_xasprintf("%s/session.json", s->dir);
+	_cleanup_free_ char *final = isd_xasprintf("%s/session.json", s->dir), *text = NULL;
 	json_object *o = json_object_new_object(), *cmd = json_object_new_array();
-	_cleanup_close_ int fd = -1;
-	const char *text;
 	int r;
 
 	json_object_object_add(o, "id", json_object_new_string(s->id));
@@ -105,18 +103,12 @@ static int write_json(const struct isd_session *s)
 	for (size_t i = 0; s->command && s->command[i]; i++)
 		json_object_array_add(cmd, json_object_new_string(s->command[i]));
 	json_object_object_add(o, "command", cmd);
-	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	r = fd < 0 ? -errno : isd_write_all(fd, text, strlen(text));
-	if (r == 0 && (isd_write_all(fd, "\n", 1) < 0 || fsync(fd) < 0))
-		r = -errno;
+	text = isd_xasprintf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+									      JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
-	if (r < 0)
-		return isd_error(r, "writing %s", tmp);
 	/* A session is only ever seen with its whole description. */
-	if (rename(tmp, final) < 0)
-		return isd_error(-errno, "writing %s", final);
-	return 0;
+	r = isd_replace_file_at(AT_FDCWD, final, text, strlen(text), 0600, true);
+	return r;
 }
 
 static int load(const char *root, const char *id, struct isd_session *out)
@@ -485,7 +477,7 @@ int isd_session_remove(struct isd_session *s)
 	name = isd_xasprintf(".removing-%s", s->id);
 	if (renameat(rootfd, s->id, rootfd, name) < 0)
 		return isd_error(-errno, "removing session %s", s->id);
-	r = isd_remove_tree_at(rootfd, name);
+	r = isd_rm_rf_at(rootfd, name);
 	if (r < 0)
 		return r;
 	return 0;

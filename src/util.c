@@ -414,24 +414,6 @@ bool isd_running_uninstalled(void)
 #endif
 }
 
-int isd_mkdir_p(const char *path, unsigned mode)
-{
-	_cleanup_free_ char *copy = isd_xstrdup(path);
-
-	for (char *p = copy + 1;; p++) {
-		if (*p == '/' || !*p) {
-			char saved = *p;
-			*p = '\0';
-			if (mkdir(copy, mode) < 0 && errno != EEXIST)
-				return -errno;
-			*p = saved;
-			if (!saved)
-				break;
-		}
-	}
-	return 0;
-}
-
 void isd_print_named_files(char *const *dirs, const char *suffix, int width)
 {
 	size_t slen = strlen(suffix);

@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "git-hold.h"
 #include "isd/syscalls.h"
+#include "isd/fsutil.h"
 #include "isd/util.h"
 #include "workspace-git.h"
 #include "workspace.h"

@@ -4,6 +4,7 @@
 #include "workspace-git.h"
 #include "git-config.h"
 #include "mount-fs.h"
+#include "isd/fsutil.h"
 #include "isd/session.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"

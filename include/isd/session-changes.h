@@ -78,10 +78,6 @@ int isd_changes_prune(int project_fd, int upper_fd);
 
 /* --- helpers shared with src/session.c and isd-diff --- */
 
-/* rm -rf of dfd/name, never following symlinks; a directory that cannot
- * be entered (the kernel's mode 000 work/work) is made so first. */
-int isd_remove_tree_at(int dfd, const char *name);
-
 /* git's C-style quoting ("a\nb", octal for bytes >= 0x80) of prefix+path,
  * or a plain copy when no byte needs it. */
 char *isd_quote_path(const char *prefix, const char *path);

@@ -111,9 +111,6 @@ void isd_print_named_files(char *const *dirs, const char *suffix, int width);
  * isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/sessions"). */
 char *isd_xdg_path(const char *var, const char *home_default, const char *sub);
 
-/* mkdir -p (each created component gets mode). */
-int isd_mkdir_p(const char *path, unsigned mode);
-
 /* True when this binary runs from its meson build tree (not installed):
  * only then may data files be looked up in the source tree. */
 bool isd_running_uninstalled(void);

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "agent-guard.h"
 #include "isd/agent.h"
+#include "isd/fsutil.h"
 #include "isd/session-changes.h"
 #include "isd/util.h"
 
@@ -148,7 +149,7 @@ int main(void)
 	{
 		_cleanup_close_ int tmp = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		for (size_t i = 0; made && made[i]; i++)
-			isd_remove_tree_at(tmp, made[i]);
+			isd_rm_rf_at(tmp, made[i]);
 		isd_strv_free(made);
 	}
 	return check_result();

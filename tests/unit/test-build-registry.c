@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/build.h"
+#include "isd/fsutil.h"
 #include "isd/util.h"
 #include "../../rootfs-builder/internal.h"
 #include "check.h"

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "check.h"
+#include "isd/fsutil.h"
 #include "isd/session-changes.h"
 #include "isd/session.h"
 #include "isd/util.h"
@@ -570,7 +571,7 @@ int main(void)
 		*slash = '\0';
 		parent = open(tmp_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (parent >= 0)
-			isd_remove_tree_at(parent, slash + 1);
+			isd_rm_rf_at(parent, slash + 1);
 	}
 	free(tmp_root);
 	return check_result();

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#define _GNU_SOURCE
 #include "check.h"
+#include "isd/fsutil.h"
 #include "isd/path-util.h"
 #include "isd/util.h"
 
 #include <errno.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +79,40 @@ static void test_path_search(void)
 	CHECK(!isd_find_program("isd-no-such-program", buf, sizeof(buf)));
 }
 
+/* One rule for an image's users (isd exec --user, isd build's USER and
+ * --chown): a short line never counts, a FIFO never hangs isd. */
+static void test_image_users(void)
+{
+	char dir[] = "/tmp/isd-test-users-XXXXXX";
+	struct isd_image_user u = {0};
+	uint32_t uid = 0, gid = 0;
+	int root;
+
+	CHECK(mkdtemp(dir) != NULL);
+	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHECK(root >= 0 && mkdirat(root, "etc", 0755) == 0);
+	CHECK(isd_write_file_at(root, "etc/passwd",
+				"short:x:5:6\nalice:x:1000:1001:A:/home/alice:/bin/sh\nbob:x:1002:1003::/b:/bin/sh\n",
+				O_CREAT | O_EXCL, 0644) == 0);
+	CHECK(mkfifoat(root, "etc/group", 0644) == 0);
+
+	CHECK(isd_image_passwd(root, "short", 0, &u) == -ENOENT);
+	CHECK(isd_image_lookup_user(root, "short", &uid, &gid) == -ENOENT);
+	CHECK(isd_image_passwd(root, NULL, 1000, &u) == 0 && !strcmp(u.name, "alice") && !strcmp(u.home, "/home/alice") &&
+	      u.gid == 1001);
+	free(u.name);
+	free(u.home);
+	CHECK(isd_image_lookup_user(root, "bob", &uid, &gid) == 0 && uid == 1002 && gid == 1003);
+	CHECK(isd_image_lookup_user(root, "1000", &uid, &gid) == 0 && uid == 1000 && gid == 1001);
+	CHECK(isd_image_lookup_user(root, "77", &uid, &gid) == 0 && uid == 77 && gid == 77);
+	CHECK(isd_image_lookup_group(root, "staff", &gid) < 0);
+	CHECK(isd_rm_rf_at(AT_FDCWD, dir) == 0);
+	close(root);
+}
+
 int main(void)
 {
+	test_image_users();
 	test_path_search();
 	test_path_under();
 	test_error_message_is_per_thread();
