@@ -9,9 +9,10 @@
  * blocks, hard links once), which is too dear to run every tick: the walk
  * runs when the free space of the file systems that hold it dropped by a
  * quarter of what is left below size (or inodes) since the last walk, and
- * at least every 2 s (or 50 times the last walk's duration, whichever is
- * longer, so the walks take at most 2 % of a CPU).  Other programs freeing
- * space on the same file system can hide the sandbox's growth from the
+ * at least every walk_period(): the time a fast writer needs for a quarter
+ * of the room left, at most 2 s, at least 50 times the last walk's
+ * duration (so the walks take at most 2 % of a CPU).  Other programs
+ * freeing space on the same file system hide the sandbox's growth from the
  * statvfs trigger until that periodic walk: the slack at the size bound is
  * what the payload writes in one tick plus one walk, or in one period when
  * the host frees space at the same rate meanwhile.
@@ -351,9 +352,35 @@ static void drops(const struct isd_storage_watch *w, uint64_t *bytes, uint64_t *
 	}
 }
 
+/* How long the watcher may go without a count when the statvfs trigger
+ * is blind (another program frees space as fast as the sandbox fills
+ * it): the time a fast writer (4 GiB/s, 100000 files/s) takes to fill a
+ * quarter of the room left, at most 2 s, but at least 50 times the last
+ * count's cost (so counting takes at most 2 % of a CPU) and 10 ms. */
+static uint64_t walk_period(const struct isd_storage_watch *w)
+{
+	uint64_t period = WALK_PERIOD_NS, floor_ns = w->walk_cost_ns * 50;
+
+	if (w->size_bound) {
+		uint64_t left = w->used < w->size_bound ? w->size_bound - w->used : 0;
+		uint64_t ns = left / 4 / 4 /* bytes per ns at 4 GiB/s, roughly */;
+		if (ns < period)
+			period = ns;
+	}
+	if (w->inode_bound) {
+		uint64_t left = w->inodes < w->inode_bound ? w->inode_bound - w->inodes : 0;
+		uint64_t ns = left / 4 * 10000 /* 10 us per file */;
+		if (ns < period)
+			period = ns;
+	}
+	if (floor_ns < 10000000ULL)
+		floor_ns = 10000000ULL;
+	return period > floor_ns ? period : floor_ns;
+}
+
 static bool walk_due(const struct isd_storage_watch *w, uint64_t now, bool *near)
 {
-	uint64_t db, di, period = w->walk_cost_ns * 50;
+	uint64_t db, di;
 
 	*near = false;
 	if (!w->size_bound && !w->inode_bound)
@@ -373,7 +400,7 @@ static bool walk_due(const struct isd_storage_watch *w, uint64_t now, bool *near
 			return true;
 		*near |= w->inodes + di >= w->inode_bound / 2;
 	}
-	return now - w->last_walk_ns >= (period > WALK_PERIOD_NS ? period : WALK_PERIOD_NS);
+	return now - w->last_walk_ns >= walk_period(w);
 }
 
 static enum reason over_bound(const struct isd_storage_watch *w)

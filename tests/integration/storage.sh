@@ -89,7 +89,7 @@ test_many_files_freeze_then_resume_and_end() {
 	wait_frozen
 	id=$(session_id)
 	b=$(upper_bytes "$id")
-	[ "$b" -le $((200 * MiB + SLACK)) ] || fail "frozen at $b bytes, over 200 MiB + slack"
+	[ "$b" -le $((200 * MiB + SLACK)) ] || fail "frozen at $b bytes, over 200 MiB + slack: $(cat "$T/bg.err")"
 	[ "$b" -ge $((150 * MiB)) ] || fail "frozen early, at $b bytes"
 	expect_contains "$(cat "$T/bg.err")" "$XDG_STATE_HOME/isd/sessions/$id holds" "the message names the session"
 	expect_contains "$(cat "$T/bg.err")" "isd resume $id" "the message says how to go on"
