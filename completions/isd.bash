@@ -18,7 +18,7 @@ _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
     --forward --forward-unix --publish --proxy-port --network-log --unsafe-host-root
     --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
     --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
-    --storage-opt'
+    --storage-opt --isolation'
 _isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
     --read-only --privileged --init --help --workspace-keep --git-writable
     --unsafe-host-root'
@@ -29,7 +29,7 @@ _isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
     --forward --forward-unix --publish --proxy-port --network-log
     --cap-drop --memory --memory-swap --memory-reservation --cpus --cpu-shares
     --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits --storage-opt
-    --print-spec --rm --interactive --tty --no-tty --read-only --init --help
+    --isolation --print-spec --rm --interactive --tty --no-tty --read-only --init --help
     -e -v -w -u -h -p -i -t --'
 
 # The agents isd knows (src/profile.c): their command brings the agent
@@ -243,6 +243,7 @@ _isd_exec_value()
     --pid) _isd_add "$cur" $'private\nhost' ;;
     --ipc) _isd_add "$cur" $'private\nnone' ;;
     --limits) _isd_add "$cur" $'strict\nbest-effort' ;;
+    --isolation) _isd_add "$cur" $'full\nauto\nlandlock' ;;
     --storage-opt) _isd_add "$cur" $'size=\ninodes=\nmin-free=' ;;
     --cap-drop) _isd_add "$cur" ALL ;;
     --image) _isd_add "$cur" "$(_isd_image_names)" ;;

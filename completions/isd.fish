@@ -56,7 +56,7 @@ function __isd_exec_command_index
         --agent-state --project --workspace --session --activity-log --mask --unmask --allow --allow-file \
         --add-host --forward --forward-unix --publish --proxy-port --network-log --cap-drop --cap-add \
         --memory --memory-swap --memory-reservation --cpus --cpu-shares --cpu-weight \
-        --cpuset-cpus --pids-limit --blkio-weight --limits --storage-opt -e -v -w -u -h -p
+        --cpuset-cpus --pids-limit --blkio-weight --limits --storage-opt --isolation -e -v -w -u -h -p
     set -l want_value 0
     # words[1] is isd, words[2] exec or run (no options come before it).
     for i in (seq 3 (count $words))
@@ -156,6 +156,7 @@ complete -c isd -n __isd_exec_opt -l cpuset-cpus -x -d 'CPUs to run on'
 complete -c isd -n __isd_exec_opt -l pids-limit -x -d 'Maximum number of processes'
 complete -c isd -n __isd_exec_opt -l blkio-weight -x -d 'Block I/O weight'
 complete -c isd -n __isd_exec_opt -l limits -x -a 'strict best-effort' -d 'When a limit cannot be enforced'
+complete -c isd -n __isd_exec_opt -l isolation -x -a 'full auto landlock' -d 'Isolation tier'
 complete -c isd -n __isd_exec_opt -l storage-opt -x -a 'size= inodes= min-free=' -d 'Disk bound of the sandbox'
 complete -c isd -n __isd_exec_opt -l profile -x -a '(__isd_profiles)' -d 'Options from a profile'
 complete -c isd -n __isd_exec_opt -l agent -x -a 'omp claude codex pi gemini opencode aider goose amp' -d 'The agent this sandbox is for'

@@ -239,3 +239,21 @@ test_isolation_in_print_spec_and_profiles() {
 	expect_rc 0 "$err"
 	expect_contains "$out" '"requested": "auto"'
 }
+
+# Without a pid namespace (--pid host, what auto takes for a masked /proc)
+# the caller's processes are in reach; Landlock's scoping keeps the
+# payload's signals inside the sandbox (ABI 6), as its domain keeps ptrace.
+test_pid_host_signals_scoped() {
+	[ "$(id -u)" -ne 0 ] || skip "as root the payload runs as another uid, which no signal reaches anyway"
+	abi=$("$ISD" doctor --json | sed -n 's/.*"detail": "ABI \([0-9]*\).*/\1/p' | head -n1)
+	[ "${abi:-0}" -ge 6 ] || skip "Landlock ABI ${abi:-0}: signal scoping needs ABI 6 (Linux 6.12)"
+	sleep 60 &
+	victim=$!
+	at_teardown "kill $victim 2>/dev/null"
+	run_isd exec --pid host -e "V=$victim" -- sh -c 'kill -0 "$V" && echo reached || echo refused'
+	expect_rc 0 "$err"
+	expect_eq "$out" refused "a signal to the caller's process"
+	kill -0 "$victim" || fail "the caller's process is gone"
+	run_isd exec --pid host -- sh -c 'sleep 5 & kill -0 $! && echo own'
+	expect_eq "$out" own "a signal to the payload's own child"
+}
