@@ -27,6 +27,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #define WRITE_ALL ISD_LANDLOCK_ALL
 #define MAX_DEPTH 16
@@ -182,9 +184,59 @@ void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs
 
 #define TIER "--isolation landlock"
 
+/* Whether the caller may connect to the unix socket at path. */
+static bool socket_reachable(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd, r;
+
+	if (!path || strlen(path) >= sizeof(a.sun_path))
+		return false;
+	strcpy(a.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	r = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	r = r == 0 || errno == EAGAIN || errno == EINPROGRESS;
+	close(fd);
+	return r;
+}
+
+/* Landlock (to ABI 7) cannot rule connecting to a unix socket by its path,
+ * and a container engine's socket is root on the engine's host: where one
+ * answers the caller, the tier would hand it to the payload.  The engines'
+ * usual places and DOCKER_HOST/CONTAINER_HOST. */
+static const char *engine_socket(void)
+{
+	static char found[PATH_MAX];
+	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	static const char *const fixed[] = {"/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock",
+					    "/run/containerd/containerd.sock", "/var/run/crio/crio.sock", NULL};
+	const char *vars[] = {getenv("DOCKER_HOST"), getenv("CONTAINER_HOST")};
+
+	for (size_t i = 0; fixed[i]; i++)
+		if (socket_reachable(fixed[i]))
+			return fixed[i];
+	for (size_t i = 0; i < 2; i++)
+		if (vars[i] && !strncmp(vars[i], "unix://", 7) && socket_reachable(vars[i] + 7)) {
+			snprintf(found, sizeof(found), "%s", vars[i] + 7);
+			return found;
+		}
+	if (runtime && runtime[0] == '/') {
+		static const char *const rel[] = {"docker.sock", "podman/podman.sock", NULL};
+		for (size_t i = 0; rel[i]; i++) {
+			snprintf(found, sizeof(found), "%s/%s", runtime, rel[i]);
+			if (socket_reachable(found))
+				return found;
+		}
+	}
+	return NULL;
+}
+
 int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 {
 	const struct isd_workspace *ws = &spec->workspace;
+	const char *sock;
 
 	if (abi < ISD_LANDLOCK_MIN_ABI)
 		return isd_error(0, TIER ": the kernel's Landlock ABI is %d, the tier needs %d (Linux 5.19) "
@@ -208,6 +260,10 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 		return isd_error(0, TIER ": --activity-log is not supported in this tier yet");
 	if (spec->storage.size || spec->storage.inodes || spec->storage.min_free_set)
 		return isd_error(0, TIER ": --storage-opt is not supported in this tier yet");
+	if ((sock = engine_socket()))
+		return isd_error(0, TIER ": the container engine's socket %s answers you, and Landlock cannot keep the payload "
+				    "from a unix socket by its path (that socket is root on the engine's host); use the full tier "
+				    "(docker/podman --security-opt seccomp=unconfined), or run without that socket", sock);
 	if (ws->path && ws->mode == ISD_WORKSPACE_COW)
 		return isd_error(0, TIER ": --workspace %s:cow needs an overlay (a mount namespace), and this tier has no "
 					 "copy-on-write copy yet; use --workspace %s:ro, or :rw with --git-writable", ws->path, ws->path);

@@ -257,3 +257,25 @@ test_pid_host_signals_scoped() {
 	run_isd exec --pid host -- sh -c 'sleep 5 & kill -0 $! && echo own'
 	expect_eq "$out" own "a signal to the payload's own child"
 }
+
+# A container engine's socket that answers the caller (docker.sock in a
+# devcontainer) is root on the engine's host, and Landlock cannot rule a
+# unix socket by its path: the landlock tier refuses to start rather than
+# hand it to the payload.
+test_landlock_refuses_reachable_engine_socket() {
+	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
+	"$SPY" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[2], "w").close()
+time.sleep(60)' "$T/engine.sock" "$T/ready" &
+	at_teardown "kill $! 2>/dev/null"
+	while [ ! -e "$T/ready" ]; do sleep 0.05; done
+	DOCKER_HOST="unix://$T/engine.sock" run_isd exec --isolation landlock -- true
+	expect_rc 125
+	expect_contains "$err" "the container engine's socket $T/engine.sock answers you"
+	DOCKER_HOST="unix://$T/engine.sock" run_isd exec --isolation auto --print-spec -- true
+	expect_rc 0 "auto on a host with namespaces: $err"
+	DOCKER_HOST="unix://$T/none.sock" run_isd exec --isolation landlock -- true
+	expect_rc 0 "no socket there: $err"
+}
