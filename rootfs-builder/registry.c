@@ -67,29 +67,54 @@ static struct isd_http *conn(struct pull *p, size_t i)
 	return p->conns[i];
 }
 
-/* path below /v2/REPO/, from each host in turn until one answers; a
- * mirror that fails falls through to the next and to the registry. */
-static int get_mem(struct pull *p, const char *what, const char *ref, size_t max, char **body, size_t *len)
+/* One request tried on each host in turn, from the one that answered
+ * last, until one answers; a mirror that fails falls through to the next
+ * and to the registry.  With wrong_is_final, -EBADMSG from try() ends it:
+ * a blob whose digest does not match is wrong, not the host's hiccup. */
+static int from_each_host(struct pull *p, int (*try)(struct isd_http *h, void *ctx), void *ctx, bool wrong_is_final)
 {
-	_cleanup_free_ char *path = isd_xasprintf("/v2/%s/%s/%s", p->ref.repo, what, ref);
 	size_t n = isd_strv_len(p->hosts);
 	int r = -EIO;
 
 	for (size_t k = 0; k < n; k++) {
 		size_t i = (p->current + k) % n;
 		struct isd_http *h = conn(p, i);
+
 		if (!h)
 			return -ENOMEM;
-		r = isd_http_get_mem(h, path, !strcmp(what, "manifests") ? ACCEPT_MANIFESTS : NULL, max, body, len,
-				     NULL);
-		if (r == 0) {
+		r = try(h, ctx);
+		if (r == 0)
 			p->current = i;
-			return 0;
-		}
-		if (i + 1 < n)
+		if (r == 0 || (r == -EBADMSG && wrong_is_final))
+			return r;
+		if (k + 1 < n)
 			isd_warn("%s (trying the next host)", isd_error_message());
 	}
 	return r;
+}
+
+struct get_mem_req {
+	const char *path, *accept;
+	size_t max;
+	char **body;
+	size_t *len;
+};
+
+static int try_get_mem(struct isd_http *h, void *ctx)
+{
+	struct get_mem_req *q = ctx;
+
+	return isd_http_get_mem(h, q->path, q->accept, q->max, q->body, q->len, NULL);
+}
+
+/* path below /v2/REPO/, from the first host that answers. */
+static int get_mem(struct pull *p, const char *what, const char *ref, size_t max, char **body, size_t *len)
+{
+	_cleanup_free_ char *path = isd_xasprintf("/v2/%s/%s/%s", p->ref.repo, what, ref);
+	struct get_mem_req q = {.path = path, .accept = !strcmp(what, "manifests") ? ACCEPT_MANIFESTS : NULL,
+				.max = max, .body = body, .len = len};
+
+	return from_each_host(p, try_get_mem, &q, false);
 }
 
 static int write_atomic(const char *dir, const char *name, const void *data, size_t len)
@@ -182,24 +207,25 @@ int isd_cache_fetch(struct isd_http *h, const char *blobdir, const char *path, c
 	return 0;
 }
 
+struct blob_req {
+	const struct pull *p;
+	const char *path, *digest, *label;
+	uint64_t limit;
+};
+
+static int try_fetch_blob(struct isd_http *h, void *ctx)
+{
+	const struct blob_req *q = ctx;
+
+	return isd_cache_fetch(h, q->p->blobdir, q->path, q->digest, q->limit, q->p->o->quiet, q->label);
+}
+
 static int fetch_blob(struct pull *p, const char *digest, uint64_t limit, const char *label)
 {
 	_cleanup_free_ char *path = isd_xasprintf("/v2/%s/blobs/%s", p->ref.repo, digest);
-	size_t n = isd_strv_len(p->hosts);
-	int r = -EIO;
+	struct blob_req q = {.p = p, .path = path, .digest = digest, .label = label, .limit = limit};
 
-	for (size_t k = 0; k < n; k++) {
-		size_t i = (p->current + k) % n;
-		struct isd_http *h = conn(p, i);
-		if (!h)
-			return -ENOMEM;
-		r = isd_cache_fetch(h, p->blobdir, path, digest, limit, p->o->quiet, label);
-		if (r == 0 || r == -EBADMSG)
-			return r; /* a wrong blob is not the host's hiccup */
-		if (i + 1 < n)
-			isd_warn("%s (trying the next host)", isd_error_message());
-	}
-	return r;
+	return from_each_host(p, try_fetch_blob, &q, true);
 }
 
 /* oci.c's hook for what is not cached yet. */

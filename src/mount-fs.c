@@ -27,8 +27,7 @@ void isd_mount_remember_readonly(struct isd_mount_builder *b, int fd)
 	b->readonly_later[b->n_readonly_later++] = fd;
 }
 
-/* The kernel explains fsconfig failures in the fs context's log. */
-static void append_fs_log(int fsfd)
+void isd_mount_fs_log_hint(int fsfd)
 {
 	char msg[256];
 	ssize_t n = read(fsfd, msg, sizeof(msg) - 1);
@@ -46,7 +45,7 @@ static int fs_set(int fsfd, const char *fstype, const char *key, const char *val
 	if (isd_fsconfig(fsfd, value ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key, value, 0) < 0) {
 		int r = isd_error(-errno, "configuring %s option %s%s%s", fstype, key, value ? "=" : "",
 				  value ? value : "");
-		append_fs_log(fsfd);
+		isd_mount_fs_log_hint(fsfd);
 		return r;
 	}
 	return 0;
@@ -67,7 +66,7 @@ int isd_mount_new_fs(const char *fstype, const char *const *options, unsigned at
 	}
 	if (isd_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		r = isd_error(-errno, "creating %s for %s", fstype, what);
-		append_fs_log(fsfd);
+		isd_mount_fs_log_hint(fsfd);
 		return r;
 	}
 	mfd = isd_fsmount(fsfd, FSMOUNT_CLOEXEC, attrs);

@@ -25,6 +25,9 @@ struct isd_mount_builder {
 enum isd_node_kind { ISD_NODE_DIR, ISD_NODE_FILE };
 typedef bool (*isd_mount_entry_filter)(const char *name);
 
+/* The kernel explains fsconfig failures in the fs context's log: its
+ * first line as a hint ("kernel says: ...") to the recorded error. */
+void isd_mount_fs_log_hint(int fsfd);
 /* Make fd's mount read-only once the whole tree is built. */
 void isd_mount_remember_readonly(struct isd_mount_builder *b, int fd);
 /* A detached mount of a new instance of fstype; options are key/value pairs. */

@@ -407,23 +407,24 @@ void isd_netcfg_apply_env(struct isd_spec *spec)
 
 	if (spec->network != ISD_NET_NETLESS)
 		return;
-	setenv_default(spec, "HTTP_PROXY", http);
-	setenv_default(spec, "http_proxy", http);
-	setenv_default(spec, "HTTPS_PROXY", http);
-	setenv_default(spec, "https_proxy", http);
-	setenv_default(spec, "ALL_PROXY", socks);
-	setenv_default(spec, "all_proxy", socks);
-	/* Forwarded ports live on the sandbox's loopback: never proxied. */
-	setenv_default(spec, "NO_PROXY", no_proxy);
-	setenv_default(spec, "no_proxy", no_proxy);
-	setenv_default(spec, "NODE_USE_ENV_PROXY", "1");
-	setenv_default(spec, "npm_config_proxy", http);
-	setenv_default(spec, "npm_config_https_proxy", http);
-	setenv_default(spec, "npm_config_noproxy", no_proxy);
-	setenv_default(spec, "YARN_HTTP_PROXY", http);
-	setenv_default(spec, "YARN_HTTPS_PROXY", http);
-	setenv_default(spec, "PIP_PROXY", http);
-	setenv_default(spec, "CARGO_HTTP_PROXY", http);
+	/* Every client's spelling of "the proxy": HTTP(S), SOCKS and the
+	 * exceptions; forwarded ports live on the sandbox's loopback and are
+	 * never proxied. */
+	static const struct {
+		const char *name;
+		enum { HTTP, SOCKS, NO_PROXY, ONE } value;
+	} vars[] = {
+		{"HTTP_PROXY", HTTP},       {"http_proxy", HTTP},         {"HTTPS_PROXY", HTTP},
+		{"https_proxy", HTTP},      {"ALL_PROXY", SOCKS},         {"all_proxy", SOCKS},
+		{"NO_PROXY", NO_PROXY},     {"no_proxy", NO_PROXY},       {"NODE_USE_ENV_PROXY", ONE},
+		{"npm_config_proxy", HTTP}, {"npm_config_https_proxy", HTTP}, {"npm_config_noproxy", NO_PROXY},
+		{"YARN_HTTP_PROXY", HTTP},  {"YARN_HTTPS_PROXY", HTTP},   {"PIP_PROXY", HTTP},
+		{"CARGO_HTTP_PROXY", HTTP},
+	};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		setenv_default(spec, vars[i].name,
+			       vars[i].value == HTTP ? http : vars[i].value == SOCKS ? socks
+							 : vars[i].value == NO_PROXY ? no_proxy : "1");
 	if (!isd_spec_getenv(spec, "GIT_CONFIG_COUNT")) {
 		isd_spec_setenv(spec, "GIT_CONFIG_COUNT", "1");
 		isd_spec_setenv(spec, "GIT_CONFIG_KEY_0", "http.proxy");

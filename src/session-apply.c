@@ -59,29 +59,34 @@ static int open_parent(int root, const char *path, const char **name)
 	return fd < 0 ? -errno : fd;
 }
 
-void isd_apply_refuse(struct isd_apply *a, const char *path, const char *fmt, ...)
+/* "isd: apply: KIND PATH: WHY", the path quoted (it is the sandbox's). */
+__attribute__((format(printf, 3, 0))) static void say(const char *kind, const char *path, const char *fmt,
+						       va_list ap)
 {
 	_cleanup_free_ char *q = isd_quote_path("", path);
 	char why[512];
+
+	vsnprintf(why, sizeof(why), fmt, ap);
+	fprintf(stderr, "isd: apply: %s%s: %s\n", kind, q, why);
+}
+
+void isd_apply_refuse(struct isd_apply *a, const char *path, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	say("refused ", path, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "isd: apply: refused %s: %s\n", q, why);
 	a->refused++;
 }
 
 void isd_apply_note(const char *path, const char *fmt, ...)
 {
-	_cleanup_free_ char *q = isd_quote_path("", path);
-	char what[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	say("note: ", path, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "isd: apply: note: %s: %s\n", q, what);
 }
 
 static bool changed_since(const struct stat *st, int64_t started_ns)

@@ -45,17 +45,9 @@ static int open_layer(struct isd_mount_builder *b, const char *path, const char 
 
 static int config_failed(int fsfd, const char *key, const char *project)
 {
-	char msg[256];
-	ssize_t n;
 	int r = isd_error(-errno, "configuring overlay option %s= for the cow workspace %s", key, project);
 
-	n = read(fsfd, msg, sizeof(msg) - 1);
-	if (n > 2) {
-		msg[n] = '\0';
-		if (msg[n - 1] == '\n')
-			msg[n - 1] = '\0';
-		isd_error_hint("kernel says: %s", msg + 2);
-	}
+	isd_mount_fs_log_hint(fsfd);
 	isd_error_hint("a cow workspace needs overlayfs in a user namespace (Linux 5.11 or newer) and "
 		       "$XDG_STATE_HOME on a file system overlayfs can write to (ext4, xfs, btrfs, tmpfs); "
 		       "or use --workspace %s:rw", project);
@@ -131,17 +123,8 @@ int isd_workspace_new_overlay(struct isd_mount_builder *b, int lower_mnt, int se
 	 * whiteouts' opaque directories (trusted.* needs the host's root). */
 	if (isd_fsconfig(fsfd, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
 	    isd_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		char msg[256];
-		ssize_t n;
-
 		r = isd_error(-errno, "creating overlay for the cow workspace %s", project);
-		n = read(fsfd, msg, sizeof(msg) - 1);
-		if (n > 2) {
-			msg[n] = '\0';
-			if (msg[n - 1] == '\n')
-				msg[n - 1] = '\0';
-			isd_error_hint("kernel says: %s", msg + 2);
-		}
+		isd_mount_fs_log_hint(fsfd);
 		if (r == -EPERM || r == -EINVAL || r == -ENODEV)
 			isd_error_hint("a cow workspace needs overlayfs in a user namespace (Linux 5.11 or newer) and "
 				       "$XDG_STATE_HOME on a file system overlayfs can write to (ext4, xfs, btrfs, tmpfs); "
