@@ -905,3 +905,45 @@ for p in json.load(sys.stdin)["network_config"]["publish"]:
 ::1 18083 5000
 127.0.0.1 18084 6000" "--print-spec lists every published port, 127.0.0.1 by default"
 }
+
+# With --pid host the payload sees the socket factory (a child of isd that
+# is not init): it holds no capability and cannot be traced or read (isd
+# makes it not dumpable; so does the kernel when joining the user namespace
+# changed its capabilities, with fs.suid_dumpable 0).
+test_publish_factory_confined() {
+	publish_setup
+	hp=$(free_port)
+	run_isd exec --pid host --network none -p "$hp:8000" -- "$SPY" -c '
+import os
+def status(p):
+    return dict(l.rstrip("\n").split(":\t", 1) for l in open("/proc/%s/status" % p) if ":\t" in l)
+def cmdline(p):
+    return open("/proc/%s/cmdline" % p, "rb").read()
+chain, p = [], os.getpid()
+while p > 1:
+    p = int(status(p)["PPid"])
+    chain.append(p)
+mine = cmdline(chain[0])            # init: isd cloned, not executed
+isd = [q for q in chain if cmdline(q) == mine][-1]
+found = []
+for q in os.listdir("/proc"):
+    if not q.isdigit() or int(q) in chain:
+        continue
+    try:
+        s = status(q)
+    except OSError:
+        continue
+    if int(s["PPid"]) == isd and cmdline(q) == mine:
+        found.append(q)
+        print("caps", s["CapEff"], s["CapPrm"])
+        try:
+            open("/proc/%s/environ" % q).read()
+            print("environ readable")
+        except PermissionError:
+            print("environ refused")
+print("factories", len(found))'
+	expect_rc 0 "$err"
+	expect_contains "$out" "factories 1" "the payload sees the factory under --pid host"
+	expect_contains "$out" "caps 0000000000000000 0000000000000000" "the factory holds no capability"
+	expect_contains "$out" "environ refused" "the factory cannot be read (not dumpable)"
+}
