@@ -88,6 +88,19 @@ proc_running() {
 	return 1
 }
 
+# wait_until SECONDS CMD...: runs CMD every 0.05 s until it succeeds; 1
+# when SECONDS pass first (the caller says what did not happen:
+# `wait_until 10 test -s "$T/port" || fail "the server did not start"`).
+wait_until() {
+	_wu_left=$(($1 * 20))
+	shift
+	until "$@"; do
+		_wu_left=$((_wu_left - 1))
+		[ "$_wu_left" -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+
 # The line of KEY in "KEY: VALUE" output.
 field() {
 	printf '%s\n' "$1" | sed -n "s/^$2:[[:space:]]*//p" | head -n1

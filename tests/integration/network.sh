@@ -30,12 +30,7 @@ start_server() {
 	shift
 	"$HPY" "$NETDIR/serve.py" "$@" &
 	echo $! >>"$T/pids"
-	i=0
-	while [ ! -s "$T/$name.port" ]; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || fail "test server $name did not start"
-		sleep 0.05
-	done
+	wait_until 10 test -s "$T/$name.port" || fail "test server $name did not start"
 	eval "${name}_PORT=\$(cat \"\$T/\$name.port\")"
 }
 
@@ -187,12 +182,7 @@ test_netless_forward_unix() {
 	net_setup
 	"$HPY" "$NETDIR/serve.py" unix-echo "$T/echo.sock" &
 	echo $! >>"$T/pids"
-	i=0
-	while [ ! -S "$T/echo.sock" ]; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || fail "unix echo server did not start"
-		sleep 0.05
-	done
+	wait_until 10 test -S "$T/echo.sock" || fail "unix echo server did not start"
 	run_isd exec --network none --forward-unix "/run/agent/echo.sock:$T/echo.sock" -- "$SPY" -c '
 import socket
 s = socket.socket(socket.AF_UNIX); s.connect("/run/agent/echo.sock"); s.sendall(b"hi\n"); print(s.recv(100).decode().strip())'
@@ -383,12 +373,7 @@ test_private_reaches_test_netns() {
 	ip -n "$ns" link set lo up
 	SERVE_ADDR=10.213.77.2 ip netns exec "$ns" "$HPY" "$NETDIR/serve.py" http "$T/www" "$T/ns.port" &
 	echo $! >>"$T/pids"
-	i=0
-	while [ ! -s "$T/ns.port" ]; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || fail "server in $ns did not start"
-		sleep 0.05
-	done
+	wait_until 10 test -s "$T/ns.port" || fail "server in $ns did not start"
 	run_isd exec --network private -- curl -sS --max-time 10 "http://10.213.77.2:$(cat "$T/ns.port")/hello.txt"
 	expect_rc 0
 	expect_eq "$out" hello "private reaches a server in the test's own namespace"
@@ -453,6 +438,11 @@ status_kb() {
 	awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"
 }
 
+# sink_has N: the sink has recorded N uploads.
+sink_has() {
+	[ "$(wc -l <"$T/sink.result" 2>/dev/null || echo 0)" -ge "$1" ]
+}
+
 # A payload that floods DNS over TCP and never reads an answer: isd (outside
 # every cgroup) stops reading its queries once 16 KiB of answers wait, its
 # memory stays put (bound: 64 MiB over what it held before the flood), and
@@ -464,20 +454,10 @@ test_netless_dns_tcp_flood_bounded() {
 	"$ISD" exec --network netless --add-host web.test:127.0.0.1 --allow web.test -v "$NETDIR:/net:ro" \
 		-v "$T/sync:/sync" -- "$SPY" /net/dnsflood.py /sync 64 >"$T/out" 2>"$T/err" </dev/null &
 	pid=$!
-	i=0
-	until [ -e "$T/sync/ready" ]; do
-		i=$((i + 1))
-		[ $i -lt 400 ] || { kill $pid; fail "the payload did not start: $(cat "$T/err")"; }
-		sleep 0.05
-	done
+	wait_until 20 test -e "$T/sync/ready" || { kill $pid; fail "the payload did not start: $(cat "$T/err")"; }
 	before=$(status_kb $pid VmRSS)
 	: >"$T/sync/go"
-	i=0
-	until [ -e "$T/sync/done" ]; do
-		i=$((i + 1))
-		[ $i -lt 1200 ] || { kill $pid; fail "the flood did not end within 60 s"; }
-		sleep 0.05
-	done
+	wait_until 60 test -e "$T/sync/done" || { kill $pid; fail "the flood did not end within 60 s"; }
 	peak=$(status_kb $pid VmHWM)
 	: >"$T/sync/end"
 	wait $pid
@@ -613,20 +593,11 @@ for i, s in enumerate(conns):
 "
 	) >"$T/out" 2>"$T/err" </dev/null &
 	pid=$!
-	i=0
-	until [ -e "$T/sync/ready" ]; do
-		i=$((i + 1))
-		[ $i -lt 400 ] || { kill $pid; fail "the payload did not start: $(cat "$T/err")"; }
-		sleep 0.05
-	done
+	wait_until 20 test -e "$T/sync/ready" || { kill $pid; fail "the payload did not start: $(cat "$T/err")"; }
 	before=$(status_kb $pid VmRSS)
 	: >"$T/sync/go"
-	i=0
-	until [ -e "$T/sync/full" ]; do
-		i=$((i + 1))
-		[ $i -lt 1200 ] || { kill $pid; fail "the payload did not fill its connections: $(cat "$T/err")"; }
-		sleep 0.05
-	done
+	wait_until 60 test -e "$T/sync/full" ||
+		{ kill $pid; fail "the payload did not fill its connections: $(cat "$T/err")"; }
 	peak=$(status_kb $pid VmHWM)
 	: >"$T/sync/drain"
 	wait $pid
@@ -637,12 +608,8 @@ for i, s in enumerate(conns):
 	grew=$(((peak - before) / 1024))
 	echo "isd: VmRSS ${before} kB before, VmHWM ${peak} kB with 512 stalled uploads ($grew MiB more); $out"
 	[ "$grew" -lt 56 ] || fail "isd's memory grew by $grew MiB for 512 stalled uploads"
-	i=0
-	while [ "$(wc -l <"$T/sink.result" 2>/dev/null || echo 0)" -lt 512 ]; do
-		i=$((i + 1))
-		[ $i -lt 600 ] || break
-		sleep 0.05
-	done
+	# The last uploads may still be on their way: the check below says so.
+	wait_until 30 sink_has 512 || :
 	expect_eq "$(sort "$T/sink.result" | uniq -c | sed 's/^ *//')" "512 1048576" "every upload arrives whole"
 }
 
@@ -760,13 +727,13 @@ publish_finish() {
 
 # publish_fetch URL: $got, once the server inside answers (it is starting).
 publish_fetch() {
-	i=0
-	while ! got=$(curl -sS --max-time 5 "$1" 2>"$T/curl.err"); do
-		i=$((i + 1))
-		[ $i -lt 150 ] || fail "$1 never answered: $(cat "$T/curl.err"); isd: $(cat "$T/pub.err")"
-		kill -0 "$PUB_PID" 2>/dev/null || fail "isd ended: $(cat "$T/pub.err")"
-		sleep 0.1
-	done
+	wait_until 15 publish_answers "$1" || fail "$1 never answered: $(cat "$T/curl.err"); isd: $(cat "$T/pub.err")"
+}
+
+publish_answers() {
+	got=$(curl -sS --max-time 5 "$1" 2>"$T/curl.err") && return 0
+	kill -0 "$PUB_PID" 2>/dev/null || fail "isd ended: $(cat "$T/pub.err")"
+	return 1
 }
 
 # publish_listens ADDR_HEX PORT: the host has a listening socket there.
@@ -879,12 +846,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 print(s.getsockname()[1], flush=True); time.sleep(60)' >"$T/held" &
 	held=$!
 	at_teardown "kill $held 2>/dev/null"
-	i=0
-	while [ ! -s "$T/held" ]; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "the port holder did not start"
-		sleep 0.05
-	done
+	wait_until 5 test -s "$T/held" || fail "the port holder did not start"
 	hp=$(cat "$T/held")
 	run_isd exec -v "$T/ctl:/ctl" -p "$hp:8000" -- touch /ctl/ran
 	expect_rc 125 "a host port in use"
