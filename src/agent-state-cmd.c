@@ -455,14 +455,15 @@ void isd_agent_state_gc(bool dry_run, bool full)
 		int64_t ns;
 	} *backups = NULL;
 	size_t n_backups = 0;
+	_cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	/* Before each sandbox only what a crash left is merged (cheap: one
-	 * small file per store), unless the stores pile up. */
-	if (!full && isd_strv_len(ids) > 2 * KEEP_BACKUP_STORES)
-		full = true;
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct state_store s;
 
+		/* Before each sandbox only what a crash left is merged: one
+		 * stat per store. */
+		if (!full && root_fd >= 0 && store_marked_merged(root_fd, ids[i]))
+			continue;
 		if (store_load(root, ids[i], &s) < 0 || (!full && s.merged) || store_lock(&s, false) < 0) {
 			isd_error_clear();
 			store_free(&s);
@@ -473,6 +474,8 @@ void isd_agent_state_gc(bool dry_run, bool full)
 			fprintf(stderr, "isd: merged the agent state of session %s, whose isd ended before it could (%zu held)\n",
 				s.id, held);
 		}
+		if (s.merged && !dry_run)
+			store_mark_merged(&s, true);
 		if (!dry_run && s.merged && !store_has_way_back(&s) && !store_held(&s)) {
 			store_remove(&s);
 		} else if (store_has_way_back(&s) && !store_held(&s)) {
@@ -499,6 +502,15 @@ void isd_agent_state_gc(bool dry_run, bool full)
 		free(backups[i].id);
 	}
 	free(backups);
+}
+
+void store_trim(void)
+{
+	_cleanup_free_ char *root = state_root();
+	_cleanup_strv_ char **ids = store_ids(root);
+
+	if (isd_strv_len(ids) > 2 * KEEP_BACKUP_STORES)
+		isd_agent_state_gc(false, true);
 }
 
 static int usage(FILE *f, int code)

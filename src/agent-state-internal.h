@@ -49,6 +49,16 @@ struct state_items {
 char *state_root(void);
 int store_load(const char *root, const char *id, struct state_store *s);
 int store_save(struct state_store *s);
+int store_save_recycled(struct state_store *s);
+void store_mark_merged(struct state_store *s, bool merged);
+bool store_marked_merged(int root_fd, const char *id);
+/* A store that ends empty is kept as the next one (STORE_SPARE in the
+ * root): making and removing a store's directories is what a start costs
+ * on a file system that discards freed blocks.  False: remove it. */
+#define STORE_SPARE "spare"
+bool store_recycle(struct state_store *s);
+/* After a sandbox: the full isd gc once the stores pile up. */
+void store_trim(void);
 int store_lock(struct state_store *s, bool wait);
 void store_free(struct state_store *s);
 int store_remove(struct state_store *s);

@@ -51,7 +51,17 @@ void store_free(struct state_store *s)
 	s->lock_fd = s->dir_fd = -1;
 }
 
+/* in_place: over the existing file, without a new inode (a recycled
+ * store, whose state.json is rewritten before the sandbox runs: a torn
+ * write there loses nothing, the store being empty). */
+static int save(struct state_store *s, bool in_place);
+
 int store_save(struct state_store *s)
+{
+	return save(s, false);
+}
+
+static int save(struct state_store *s, bool in_place)
 {
 	json_object *o = json_object_new_object(), *layers = json_object_new_array();
 	_cleanup_free_ char *final = isd_xasprintf("%s/state.json", s->dir);
@@ -75,9 +85,88 @@ int store_save(struct state_store *s)
 	}
 	json_object_object_add(o, "layers", layers);
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
+	if (in_place) {
+		_cleanup_close_ int fd = open(final, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		size_t len = strlen(text);
+
+		if (fd >= 0 && pwrite(fd, text, len, 0) == (ssize_t)len && ftruncate(fd, (off_t)len) == 0) {
+			json_object_put(o);
+			return 0;
+		}
+	}
 	r = isd_replace_file_at(AT_FDCWD, final, text, strlen(text), 0600, false);
 	json_object_put(o);
 	return r;
+}
+
+int store_save_recycled(struct state_store *s)
+{
+	return save(s, true);
+}
+
+/* The store directory's sticky bit: merged (a hint for the check before
+ * every sandbox; state.json says it for sure). */
+void store_mark_merged(struct state_store *s, bool merged)
+{
+	(void)chmod(s->dir, merged ? 01700 : 0700);
+}
+
+bool store_marked_merged(int root_fd, const char *id)
+{
+	struct stat st;
+	return fstatat(root_fd, id, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_ISVTX);
+}
+
+static bool dir_empty(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	bool empty = d != NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+bool store_recycle(struct state_store *s)
+{
+	_cleanup_free_ char *rootp = state_root();
+	_cleanup_close_ int root = open(rootp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (root < 0 || store_has_way_back(s))
+		return false;
+	for (size_t i = 0; i < s->n_layers; i++) {
+		_cleanup_free_ char *up = isd_xasprintf("%zu/upper", i);
+		if (s->layers[i].dir && !dir_empty(s->dir_fd, up))
+			return false;
+	}
+	/* A spare is an empty, merged store of no layers until the next
+	 * sandbox writes its own record: whatever happens between, no
+	 * merge takes its leftovers (the copies of state files). */
+	{
+		size_t n = s->n_layers;
+		s->n_layers = 0;
+		s->merged = true;
+		if (save(s, true) < 0) {
+			isd_error_clear();
+			s->n_layers = n;
+			return false;
+		}
+		s->n_layers = n;
+	}
+	/* Unlocked first: whoever takes the spare locks it. */
+	if (s->lock_fd >= 0) {
+		close(s->lock_fd);
+		s->lock_fd = -1;
+	}
+	return renameat2(root, s->id, root, STORE_SPARE, RENAME_NOREPLACE) == 0;
 }
 
 static bool valid_id(const char *s)

@@ -342,8 +342,8 @@ size_t store_merge(struct state_store *s, bool quiet)
 		held += merge_layer(s, i, &merged);
 	s->merged = true;
 	/* A store that is removed right after needs no record. */
-	if (held || store_has_way_back(s))
-		(void)store_save(s);
+	if ((held || store_has_way_back(s)) && store_save(s) == 0)
+		store_mark_merged(s, true);
 	if (!quiet && held)
 		fprintf(stderr, "isd: the agent's state: %zu code-bearing change%s held (isd diff shows %s; "
 				"isd apply --state %s takes %s)\n",
@@ -417,7 +417,8 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, const cha
 	_cleanup_free_ char *root = NULL;
 	char fresh[13];
 	struct timespec ts;
-	bool reuse = false;
+	bool reuse = false, recycled = false;
+	_cleanup_free_ char *spare = NULL;
 	int r;
 
 	*out = NULL;
@@ -447,7 +448,11 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, const cha
 	s->home = isd_xstrdup(home ? home : "");
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->started_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	if (mkdir(s->dir, 0700) < 0) {
+	spare = isd_xasprintf("%s/%s", root, STORE_SPARE);
+	if (renameat2(AT_FDCWD, spare, AT_FDCWD, s->dir, RENAME_NOREPLACE) == 0) {
+		recycled = true;
+		(void)chmod(s->dir, 0700);
+	} else if (mkdir(s->dir, 0700) < 0) {
 		/* isd exec --session ID: the session's store goes on, with what
 		 * it holds (the agent sees its own configuration again). */
 		if (errno == EEXIST)
@@ -469,6 +474,8 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, const cha
 		r = s->dir_fd < 0 ? isd_error(-errno, "opening %s", s->dir) : r;
 		goto fail;
 	}
+	if (reuse)
+		store_mark_merged(s, false);
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
 		size_t n = s->n_layers;
@@ -480,17 +487,28 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, const cha
 		s->layers[n].path = isd_xstrdup(m->source);
 		s->layers[n].dir = m->type == ISD_MOUNT_OVERLAY;
 		s->n_layers++;
-		if (mkdir(ldir, 0700) < 0 && !(reuse && errno == EEXIST)) {
+		if (mkdir(ldir, 0700) < 0 && !((reuse || recycled) && errno == EEXIST)) {
 			r = isd_error(-errno, "creating %s", ldir);
 			goto fail;
 		}
 		if (s->layers[n].dir) {
 			run->upper[i] = isd_xasprintf("%s/upper", ldir);
 			run->work[i] = isd_xasprintf("%s/work", ldir);
-			if ((mkdir(run->upper[i], 0700) < 0 && !(reuse && errno == EEXIST)) ||
-			    (mkdir(run->work[i], 0700) < 0 && !(reuse && errno == EEXIST))) {
+			if ((mkdir(run->upper[i], 0700) < 0 && !((reuse || recycled) && errno == EEXIST)) ||
+			    (mkdir(run->work[i], 0700) < 0 && !((reuse || recycled) && errno == EEXIST))) {
 				r = isd_error(-errno, "creating %s", run->upper[i]);
 				goto fail;
+			}
+			/* The layer is volatile: the kernel leaves a mark in
+			 * work/ that refuses the next mount.  The last one
+			 * ended with its sandbox and was merged (or is
+			 * re-entered as it is), so the mark goes. */
+			if ((reuse || recycled)) {
+				_cleanup_close_ int wfd = open(run->work[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (wfd < 0 || isd_rm_rf_at(wfd, "work") < 0) {
+					r = isd_error(wfd < 0 ? -errno : -EIO, "clearing %s", run->work[i]);
+					goto fail;
+				}
 			}
 		} else if (reuse && faccessat(AT_FDCWD, (run->file[i] = isd_xasprintf("%s/file", ldir)), F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 			; /* the held copy */
@@ -499,16 +517,29 @@ int isd_agent_state_begin(const struct isd_spec *spec, const char *id, const cha
 			_cleanup_close_ int hp = host_file_parent(m->source, &hname), lfd = open(ldir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			struct stat st;
 
+			struct stat cst;
+
 			free(run->file[i]);
 			run->file[i] = isd_xasprintf("%s/file", ldir);
-			if (hp < 0 || lfd < 0 || fstatat(hp, hname, &st, 0) < 0 || !S_ISREG(st.st_mode) ||
-			    (r = copy_file_into(hp, hname, lfd, "file", st.st_mode)) < 0) {
+			if (hp < 0 || lfd < 0 || fstatat(hp, hname, &st, 0) < 0 || !S_ISREG(st.st_mode)) {
+				r = isd_error(-EINVAL, "copying the agent's state file %s (a regular file)", m->source);
+				goto fail;
+			}
+			/* A recycled store's copy is most often the host's file
+			 * as the last run left it. */
+			if (recycled && fstatat(lfd, "file", &cst, AT_SYMLINK_NOFOLLOW) == 0) {
+				if (S_ISREG(cst.st_mode) && (cst.st_mode & 07777) == (st.st_mode & 07777) &&
+				    same_file_content(hp, hname, lfd, "file"))
+					continue;
+				unlinkat(lfd, "file", 0);
+			}
+			if ((r = copy_file_into(hp, hname, lfd, "file", st.st_mode)) < 0) {
 				r = isd_error(r < 0 ? r : -EINVAL, "copying the agent's state file %s (a regular file)", m->source);
 				goto fail;
 			}
 		}
 	}
-	r = store_save(s);
+	r = recycled ? store_save_recycled(s) : store_save(s);
 	if (r < 0)
 		goto fail;
 	extras->state_upper = (const char *const *)run->upper;
@@ -530,9 +561,10 @@ size_t isd_agent_state_end(struct isd_agent_state_run *run)
 	if (!run)
 		return 0;
 	held = store_merge(&run->store, false);
-	if (!held && !store_has_way_back(&run->store))
+	if (!held && !store_has_way_back(&run->store) && !store_recycle(&run->store))
 		store_remove(&run->store);
 	run_free(run);
+	store_trim();
 	return held;
 }
 
@@ -579,7 +611,7 @@ void isd_agent_state_hint_at_exit(const struct isd_spec *spec, const char *home,
 
 int isd_agent_state_new_overlay(const char *lower, const char *upper, const char *work)
 {
-	const char *opts[] = {"lowerdir", lower, "upperdir", upper, "workdir", work, "userxattr", NULL, NULL};
+	const char *opts[] = {"lowerdir", lower, "upperdir", upper, "workdir", work, "userxattr", NULL, "volatile", NULL, NULL};
 	int fd = isd_mount_new_fs("overlay", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
 				  "the agent's state");
 

@@ -525,7 +525,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 
 		if (m->type != ISD_MOUNT_OVERLAY || s.layer_dirs[i] < 0)
 			continue;
-		r = s.binds[i] = isd_workspace_new_overlay(&b, lower, s.layer_dirs[i], i, attrs, m->source);
+		r = s.binds[i] = isd_workspace_new_overlay(&b, lower, s.layer_dirs[i], i, attrs, m->agent_state, m->source);
 		close(lower);
 		if (r < 0)
 			goto out;

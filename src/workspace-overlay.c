@@ -95,7 +95,7 @@ static int overlay_context(int lower, int upper, int work, const char *project)
 }
 
 int isd_workspace_new_overlay(struct isd_mount_builder *b, int lower_mnt, int session_mnt, size_t index,
-			      unsigned attrs, const char *project)
+			      unsigned attrs, bool volatile_upper, const char *project)
 {
 	_cleanup_close_ int lower = -1, upper = -1, work = -1, fsfd = -1;
 	char lname[32], sname[32], path[48];
@@ -121,7 +121,11 @@ int isd_workspace_new_overlay(struct isd_mount_builder *b, int lower_mnt, int se
 		return fsfd;
 	/* userxattr: the only way for an unprivileged overlay to record
 	 * whiteouts' opaque directories (trusted.* needs the host's root). */
+	/* volatile (the agent's state, merged right after the run): without
+	 * it the kernel syncs the upper layer's whole file system when the
+	 * sandbox's mounts go, and the exit waits for everyone's dirty data. */
 	if (isd_fsconfig(fsfd, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    (volatile_upper && isd_fsconfig(fsfd, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0) ||
 	    isd_fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		r = isd_error(-errno, "creating overlay for the cow workspace %s", project);
 		isd_mount_fs_log_hint(fsfd);

@@ -48,7 +48,7 @@ void isd_workspace_cleanup_host(const struct isd_spec *spec, struct isd_workspac
 /* Child side: a detached overlay mount from the project's and the
  * session directory's mounts (src/workspace-overlay.c). */
 int isd_workspace_new_overlay(struct isd_mount_builder *b, int lower_mnt, int session_mnt, size_t index,
-			      unsigned attrs, const char *project);
+			      unsigned attrs, bool volatile_upper, const char *project);
 
 /* Child side, once the workspace is mounted: masks and git protection. */
 int isd_workspace_protect(struct isd_mount_builder *b, const struct isd_spec *spec);
