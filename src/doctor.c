@@ -6,6 +6,7 @@
  * `isd exec --profile agent` can work fully here.
  */
 #define _GNU_SOURCE
+#include "isd/storage.h"
 #include "isd/doctor.h"
 #include "isd/caller.h"
 #include "isd/cgroup.h"
@@ -305,6 +306,14 @@ static void check_cgroup(struct report *r)
 		snprintf(c->fix, sizeof(c->fix), "%s", isd_cgroup_hierarchy_fix());
 }
 
+static void check_storage(struct report *r)
+{
+	struct check *c = add(r, "disk limits (--storage-opt)", false);
+	int level = isd_storage_diagnose(c->detail, sizeof(c->detail), c->fix, sizeof(c->fix));
+
+	c->level = level == 0 ? OK : level == 1 ? WARN : FAIL;
+}
+
 static void check_idmap(struct report *r)
 {
 	struct check *c = add(r, "subordinate ids", false);
@@ -465,6 +474,7 @@ int isd_doctor_main(int argc, char **argv)
 	check_proc(&r);
 	check_seccomp(&r);
 	check_cgroup(&r);
+	check_storage(&r);
 	check_landlock(&r);
 	check_idmap(&r);
 	check_network_helpers(&r);

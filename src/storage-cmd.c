@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/storage.h"
+#include "isd/cgroup.h"
 #include "isd/session.h"
 #include "isd/util.h"
 
@@ -16,6 +17,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int isd_storage_read_state(const char *session_dir, uint64_t *size, pid_t *pid, bool *frozen)
@@ -134,4 +137,56 @@ int isd_storage_resume_main(int argc, char **argv)
 fail:
 	isd_error_print("resume failed");
 	return ISD_EXIT_FAILURE;
+}
+
+int isd_storage_diagnose(char *detail, size_t dlen, char *fix, size_t flen)
+{
+	struct isd_cgroup_diagnosis d;
+	_cleanup_free_ char *root = isd_session_root();
+	_cleanup_free_ char *probe = isd_xstrdup(root);
+	struct isd_storage_opts defaults = {0};
+	const char *how;
+	struct statvfs sv;
+	char a[32], b[32], where[256] = "";
+	int level = 0, pidfd;
+
+	/* The nearest existing ancestor of the session store. */
+	while (statvfs(probe, &sv) < 0) {
+		char *slash = strrchr(probe, '/');
+		if (!slash || slash == probe) {
+			snprintf(probe, 2, "/");
+			if (statvfs(probe, &sv) < 0)
+				memset(&sv, 0, sizeof(sv));
+			break;
+		}
+		*slash = '\0';
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (pidfd >= 0)
+		close(pidfd);
+	/* A sandbox has a cgroup when it has limits (the agent profile's). */
+	if (isd_cgroup_diagnose(ISD_CG_MEMORY | ISD_CG_CPU | ISD_CG_PIDS, &d) == 0)
+		how = "a freeze through the sandbox's cgroup (cgroup.freeze) when it has limits, as the agent "
+		      "profile's, else by SIGSTOP to each of its processes";
+	else if (pidfd >= 0)
+		how = "a freeze by SIGSTOP to each process of the sandbox (no delegated cgroup)";
+	else {
+		how = "no freeze: this kernel has no pidfd_open and isd no delegated cgroup";
+		level = 2;
+		snprintf(fix, flen, "Linux 5.3 or later, or a delegated cgroup v2 (isd doctor's cgroup check)");
+	}
+	if (sv.f_blocks) {
+		uint64_t total = (uint64_t)sv.f_blocks * sv.f_frsize, avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+		uint64_t floor = isd_storage_floor(&defaults, total);
+		snprintf(where, sizeof(where), "; the session store (%s) has %s free, its default floor is %s", probe,
+			 isd_storage_human(avail, a, sizeof(a)), isd_storage_human(floor, b, sizeof(b)));
+		if (avail < floor && level < 1) {
+			level = 1;
+			snprintf(fix, flen, "free space on %s: below the floor, isd does not watch it (--storage-opt min-free= sets one)", probe);
+		}
+	}
+	snprintf(detail, dlen, "no disk quota for an unprivileged user: one file past 15/16 of size= gets EFBIG (exact, "
+			       "RLIMIT_FSIZE); the sum, inodes= and min-free= are watched by isd, %s%s",
+		 how, where);
+	return level;
 }

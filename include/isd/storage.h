@@ -19,6 +19,7 @@
 #define ISD_STORAGE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
 #include <sys/types.h>
@@ -108,6 +109,9 @@ int isd_storage_account_all(char *const *paths, uint64_t *bytes, uint64_t *inode
 /* storage.json of a session: its bound, the pid of the isd watching it (0
  * when none), whether it is frozen. */
 int isd_storage_read_state(const char *session_dir, uint64_t *size, pid_t *pid, bool *frozen);
+
+/* For isd doctor: what this host can enforce (0 ok, 1 warn, 2 fail). */
+int isd_storage_diagnose(char *detail, size_t dlen, char *fix, size_t flen);
 
 /* `isd resume [--end] ID`. */
 int isd_storage_resume_main(int argc, char **argv);

@@ -369,3 +369,49 @@ test_doctor_agrees_with_exec() {
 		expect_contains "$row" "$why" "the same reason"
 	fi
 }
+
+# --storage-opt (src/storage-watch.c): a sandbox with a cgroup is frozen
+# at a storage bound through cgroup.freeze (its processes are not stopped
+# by signal: their state is not T), and isd resume --end ends it.  A floor
+# just below what the file system of a rw bind has free (no overlayfs
+# needed: user-mode Linux has none).
+test_storage_floor_freezes_the_cgroup() {
+	need_delegation
+	mkdir -p "$T/w"
+	avail=$(df -B1 --output=avail "$T/w" | tail -n1)
+	[ "$avail" -gt $((200 << 20)) ] || skip "less than 200 MiB free in $T"
+	floor=$((avail - (40 << 20)))
+	"$ISD" exec --profile none --pids-limit 512 -v "$T/w:/out" --storage-opt min-free=$floor -- sh -c '
+		i=0; while [ $i -lt 200 ]; do dd if=/dev/zero of=/out/f$i bs=1M count=1 2>/dev/null; i=$((i + 1)); done
+		echo all written' >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+	bg=$!
+	at_teardown "kill -9 $bg 2>/dev/null; wait $bg 2>/dev/null"
+	n=0
+	while ! grep -q 'the sandbox is frozen' "$T/bg.err"; do
+		kill -0 $bg 2>/dev/null || fail "ended without a freeze: $(cat "$T/bg.out" "$T/bg.err")"
+		n=$((n + 1))
+		[ $n -lt 300 ] || fail "no freeze: $(cat "$T/bg.err")"
+		sleep 0.1
+	done
+	expect_contains "$(cat "$T/bg.err")" "the file system of $T/w has" "the message names the bind"
+	frozen=
+	for b in $(cg_bases); do
+		for e in "$b"/isd-*/cgroup.events; do
+			grep -q '^frozen 1' "$e" 2>/dev/null && frozen=$e
+		done
+	done
+	[ -n "$frozen" ] || fail "no frozen isd cgroup under $(cg_bases)"
+	for p in $(cat "$(dirname "$frozen")/cgroup.procs"); do
+		case $(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' "/proc/$p/status") in
+		T) fail "process $p was stopped by a signal, not frozen" ;;
+		esac
+	done
+	id=$(sed -n 's/.*`isd resume --end \([0-9]*\)`.*/\1/p' "$T/bg.err" | head -n1)
+	[ "$id" = "$bg" ] || fail "the message names $id, isd is $bg: $(cat "$T/bg.err")"
+	run_isd resume --end "$id"
+	expect_rc 0 "isd resume --end"
+	wait $bg
+	rc=$?
+	expect_rc 137 "the sandbox ended"
+	expect_not_contains "$(cat "$T/bg.out")" "all written"
+}
