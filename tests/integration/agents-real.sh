@@ -7,7 +7,8 @@
 # session (isd diff), isd apply must take it, and the caller's home must be
 # unchanged.  .ci/run installs the agents into the CI user's
 # ~/agent-home (ISD_TEST_AGENT_HOME) with npm, and omp with bun's own
-# layout into ~/agent-home-bun (ISD_TEST_AGENT_HOME_BUN); without them the
+# layout into ~/agent-home-bun (ISD_TEST_AGENT_HOME_BUN), which also gives
+# the system-bun layout (its bun copied outside the home); without them the
 # tests skip.
 
 agent_home() {
@@ -144,4 +145,22 @@ test_agents_real_omp_bun_global() {
 	start_model
 	omp_models
 	STATE_DIR=.omp AGENT_PATH=$AH/.bun/bin run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
+}
+
+# A system bun (one outside the home: here a copy of bun's in a directory of
+# its own) and omp from bun install -g, with no bun in ~/.bun/bin: the
+# caller's home holds only the global install's bin link.
+test_agents_real_omp_system_bun() {
+	agent_home "${ISD_TEST_AGENT_HOME_BUN:-$HOME/agent-home-bun}"
+	need_agent bun "bun's installer (or a copy of npm's bun.exe as ~/.bun/bin/bun)" .bun/bin
+	need_agent omp "bun install -g @oh-my-pi/pi-coding-agent@18.2.3" .bun/bin
+	omp_js=$(readlink -f "$AH/.bun/bin/omp")
+	mkdir -p "$T/sys/bin" "$T/home/.bun/bin"
+	ln "$AH/.bun/bin/bun" "$T/sys/bin/bun" 2>/dev/null || cp "$AH/.bun/bin/bun" "$T/sys/bin/bun" ||
+		fail "copying bun to $T/sys/bin"
+	ln -s "$omp_js" "$T/home/.bun/bin/omp"
+	AH=$T/home
+	start_model
+	omp_models
+	STATE_DIR=.omp AGENT_PATH=$T/sys/bin:$AH/.bun/bin run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
 }
