@@ -156,7 +156,7 @@ const char *isd_isolation_landlock_lacks(const struct isd_spec *spec)
 	(void)spec;
 	return "no namespaces: this system's own files (read-only, $HOME hidden) instead of an image, "
 	       "a private TMPDIR but no private /tmp, the container's processes and SysV IPC visible "
-	       "(Landlock scopes ptrace, signals and abstract sockets), no cow workspace, "
+	       "(Landlock scopes ptrace, signals and abstract sockets), the cow workspace a copy at another path, "
 	       "and --network netless by port only (TCP to the relay's port on any address, no DNS stub)";
 }
 
@@ -301,5 +301,5 @@ void isd_isolation_hint_auto(void)
 
 	if (abi >= ISD_LANDLOCK_MIN_ABI)
 		isd_error_hint("or isd exec --isolation auto, which here takes the landlock tier: no namespaces, "
-			       "this system's files read-only with $HOME hidden, no cow workspace");
+			       "this system's files read-only with $HOME hidden, the cow workspace a copy");
 }

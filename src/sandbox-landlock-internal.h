@@ -16,7 +16,11 @@
  * resolution's links, read-only). */
 struct isd_tier_dirs {
 	char *root, *tmp, *home, *bin;
+	char *copy; /* the cow workspace's copy (src/workspace-copy.h), or NULL */
 };
+
+/* The payload's path for a path of the workspace (its copy's, with cow). */
+char *isd_tier_workspace_path(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, const char *path);
 
 /* The Landlock plan: dirs NULL shows placeholders (--print-spec); port is
  * the relay's (netless), 0 otherwise. */

@@ -42,6 +42,15 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
 }
 
+char *isd_tier_workspace_path(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, const char *path)
+{
+	const char *ws = spec->workspace.path;
+
+	if (!path || !dirs || !dirs->copy || !ws || !under(path, ws))
+		return path ? isd_xstrdup(path) : NULL;
+	return isd_xasprintf("%s%s", dirs->copy, path + strlen(ws));
+}
+
 bool isd_tier_tmp_destination(const char *dst)
 {
 	return !strcmp(dst, "/tmp") || !strcmp(dst, "/var/tmp") || !strcmp(dst, "/run");
@@ -124,6 +133,9 @@ void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs
 	hide(&hidden, home);
 	if (caller_home && (!home || strcmp(home, caller_home)))
 		hide(&hidden, caller_home);
+	/* The workspace has rules of its own (masks, a copy), which a rule
+	 * for a directory above it would override. */
+	hide(&hidden, ws);
 	hide(&hidden, "/tmp");
 	hide(&hidden, "/var/tmp");
 	hide(&hidden, "/run");
@@ -146,7 +158,10 @@ void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs
 		isd_landlock_plan_add(plan, m->destination, m->readonly ? ISD_LANDLOCK_READ : WRITE_ALL,
 				      m->readonly ? "read-only bind" : "read-write bind");
 	}
-	if (ws && spec->workspace.mode == ISD_WORKSPACE_RW) {
+	if (ws && spec->workspace.mode == ISD_WORKSPACE_COW) {
+		isd_landlock_plan_add(plan, dirs && dirs->copy ? dirs->copy : "<the workspace's copy, in the session>", WRITE_ALL,
+				      "the cow workspace: a copy, whose changes the session keeps");
+	} else if (ws && spec->workspace.mode == ISD_WORKSPACE_RW) {
 		isd_landlock_plan_add(plan, ws, WRITE_ALL, "the workspace");
 	} else if (ws && spec->workspace.masked && spec->workspace.masked[0]) {
 		_cleanup_strv_ char **masked = NULL;
@@ -264,9 +279,9 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 		return isd_error(0, TIER ": the container engine's socket %s answers you, and Landlock cannot keep the payload "
 				    "from a unix socket by its path (that socket is root on the engine's host); use the full tier "
 				    "(docker/podman --security-opt seccomp=unconfined), or run without that socket", sock);
-	if (ws->path && ws->mode == ISD_WORKSPACE_COW)
-		return isd_error(0, TIER ": --workspace %s:cow needs an overlay (a mount namespace), and this tier has no "
-					 "copy-on-write copy yet; use --workspace %s:ro, or :rw with --git-writable", ws->path, ws->path);
+	if (ws->path && ws->mode == ISD_WORKSPACE_COW && ws->session)
+		return isd_error(0, TIER ": --session %s: re-entering a stopped session is not supported in this tier yet",
+				 ws->session);
 	if (ws->path && ws->mode == ISD_WORKSPACE_RW && ((ws->masked && ws->masked[0]) || (ws->git_readonly && ws->git_readonly[0])))
 		return isd_error(0, TIER ": the read-only parts of the writable workspace %s (%s) cannot be kept: Landlock's "
 					 "rules only add rights beneath a directory; use --workspace %s:ro, or %s with --git-writable "
@@ -280,7 +295,7 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 			return isd_error(0, TIER ": --agent-state %s needs its guarded copy-on-write layers (a mount namespace)",
 					 spec->agent_state ? spec->agent_state : m->destination);
 		if (m->type == ISD_MOUNT_OVERLAY)
-			continue; /* the cow workspace, refused above */
+			continue; /* the cow workspace: a copy in this tier */
 		if (m->type == ISD_MOUNT_TMPFS) {
 			if (isd_tier_tmp_destination(m->destination) || !strcmp(m->destination, ISD_COMMAND_LINK_DIR))
 				continue;

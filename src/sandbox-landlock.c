@@ -26,11 +26,15 @@
 #include "sandbox-landlock.h"
 #include "isd/fsutil.h"
 #include "isd/util.h"
+#include "isd/path-util.h"
+#include "isd/session.h"
+#include "workspace-copy.h"
 #include "workspace.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -41,6 +45,7 @@
 
 struct tier_run {
 	const struct isd_spec *spec;
+	char *workdir; /* in the workspace's copy, with cow */
 	struct isd_tier_dirs dirs;
 	struct isd_landlock_plan plan;
 	struct isd_seccomp_program seccomp, sockets;
@@ -117,8 +122,8 @@ static _Noreturn void child_main(const struct tier_run *t, pid_t parent, const s
 			isd_error(-errno, "setting no_new_privs");
 		fail_child(t, ISD_EXIT_FAILURE);
 	}
-	if (chdir(spec->workdir ? spec->workdir : "/") < 0) {
-		isd_error(-errno, "changing to the working directory %s", spec->workdir ? spec->workdir : "/");
+	if (chdir(t->workdir ? t->workdir : "/") < 0) {
+		isd_error(-errno, "changing to the working directory %s", t->workdir ? t->workdir : "/");
 		fail_child(t, ISD_EXIT_FAILURE);
 	}
 	r = isd_landlock_apply(&t->plan);
@@ -184,6 +189,10 @@ static char **tier_env(const struct isd_spec *spec, const struct isd_tier_dirs *
 	const char *path;
 
 	env_set(&env, "TMPDIR", dirs->tmp);
+	if (dirs->copy && env_get(env, "PWD")) {
+		_cleanup_free_ char *pwd = isd_tier_workspace_path(spec, dirs, env_get(env, "PWD"));
+		env_set(&env, "PWD", pwd);
+	}
 	if (dirs->home)
 		env_set(&env, "HOME", dirs->home);
 	if (port) {
@@ -292,6 +301,7 @@ static void remove_dirs(struct isd_tier_dirs *d)
 	free(d->tmp);
 	free(d->home);
 	free(d->bin);
+	free(d->copy);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -359,12 +369,66 @@ static int run_terminal(const struct isd_spec *spec, int *master, pid_t pid)
 	return r;
 }
 
+/* The cow workspace: a new session, and the project copied into it. */
+static int open_copy(const struct isd_spec *spec, struct isd_session *session, struct isd_tier_dirs *d,
+		     struct timespec *since)
+{
+	const char *ws = spec->workspace.path, *base = strrchr(ws, '/');
+	int r = isd_session_create(ws, spec->argv, spec->workspace.keep, session);
+
+	if (r < 0)
+		return r;
+	if (isd_path_below(session->dir, ws)) {
+		r = isd_error(-EINVAL, "--workspace %s:cow: the session directory %s lies inside the workspace; "
+				       "set XDG_STATE_HOME outside it", ws, session->dir);
+		isd_session_remove(session);
+		isd_session_free(session);
+		return r;
+	}
+	d->copy = isd_xasprintf("%s/landlock-copy", session->dir);
+	if (mkdir(d->copy, 0700) < 0)
+		return isd_error(-errno, "creating %s", d->copy);
+	/* At the project's own name, which tools print and build paths from. */
+	free(d->copy);
+	d->copy = isd_xasprintf("%s/landlock-copy/%s", session->dir, base && base[1] ? base + 1 : "workspace");
+	r = isd_workspace_copy(ws, d->copy, spec->workspace.masked);
+	/* The coarse clock is the one ctime comes from: a change in the same
+	 * tick is compared, never missed. */
+	clock_gettime(CLOCK_REALTIME_COARSE, since);
+	return r;
+}
+
+/* After the run: the copy's changes into the session's upper layer, the
+ * copy gone, the session kept (with changes, or --workspace-keep) or
+ * removed. */
+static void close_copy(const struct isd_spec *spec, struct isd_session *session, struct isd_tier_dirs *d,
+		       const struct timespec *since)
+{
+	_cleanup_free_ char *upper = isd_session_upper(session);
+	_cleanup_close_ int dir = open(session->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (d->copy && since->tv_sec && isd_workspace_copy_to_upper(spec->workspace.path, d->copy, upper,
+								    spec->workspace.masked, since) < 0) {
+		/* Nothing the agent did is dropped: the copy stays. */
+		isd_error_print("keeping the workspace's changes failed");
+		fprintf(stderr, "isd: the agent's copy of the workspace stays in %s\n", d->copy);
+		session->keep = true;
+	} else if (dir >= 0) {
+		(void)isd_rm_rf_at(dir, "landlock-copy");
+	}
+	isd_session_finish(session);
+	isd_session_free(session);
+}
+
 int isd_sandbox_landlock_run(const struct isd_spec *spec)
 {
 	struct tier_run t = {.spec = spec, .err_fd = -1, .go_fd = -1, .pty_slave = -1};
 	struct isd_cgroup cg;
 	struct isd_proxy *proxy = NULL;
 	struct isd_workspace_host *ws_host = NULL;
+	struct isd_session session = {.lock_fd = -1};
+	struct timespec since = {0};
+	bool have_session = false;
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
 	struct sigaction old_forward[ISD_N_FORWARDED_SIGNALS];
 	bool forwarding = false;
@@ -385,6 +449,13 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 		goto out;
 	if (spec->network == ISD_NET_NETLESS && (r = relay_listener(proxy, &port)) < 0)
 		goto out;
+	if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW) {
+		r = open_copy(spec, &session, &t.dirs, &since);
+		have_session = session.dir != NULL;
+		if (r < 0)
+			goto out;
+	}
+	t.workdir = isd_tier_workspace_path(spec, &t.dirs, spec->workdir);
 	isd_tier_plan(spec, &t.dirs, port, &t.plan);
 	t.env = tier_env(spec, &t.dirs, port);
 	if (spec->tty && (r = isd_pty_open(&pty_master, &t.pty_slave)) < 0)
@@ -476,6 +547,8 @@ wait:
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
 out:
 	isd_cgroup_destroy(&cg);
+	if (have_session)
+		close_copy(spec, &session, &t.dirs, &since);
 	isd_workspace_cleanup_host(spec, ws_host);
 	isd_proxy_free(proxy);
 	if (!started && r < 0)
@@ -484,6 +557,7 @@ out:
 		if (*fd >= 0)
 			close(*fd);
 	remove_dirs(&t.dirs);
+	free(t.workdir);
 	for (int i = 0; i < 2; i++)
 		if (wake_pipe[i] >= 0) {
 			close(wake_pipe[i]);

@@ -16,7 +16,7 @@ in_docker_like() {
 	mkdir -p "$T/home" "$T/ws"
 	echo secret >"$T/home/secret"
 	run_isd exec --security-opt "seccomp=$DOCKER_PROFILE" --security-opt landlock=off \
-		-v "$ISD:$ISD:ro" -v "$profiles:$profiles:ro" -v "$PROBE:/probe:ro" -v "$NETDIR:$NETDIR:ro" \
+		-v "$(dirname "$ISD"):$(dirname "$ISD"):ro" -v "$profiles:$profiles:ro" -v "$PROBE:/probe:ro" -v "$NETDIR:$NETDIR:ro" \
 		-v "$T:$T" -e HOME="$T/home" -e ISD="$ISD" -e T="$T" -w "$T/ws" "$@" -- sh "$T/inner.sh"
 }
 
@@ -199,13 +199,16 @@ EOF
 }
 
 # Things the tier cannot express are refused with one line, never given
-# weaker: the cow workspace, a bind at another path, a read-only part
-# inside a writable workspace.
+# weaker: a bind at another path, a read-only part inside a writable
+# workspace, re-entering a session.
 test_landlock_refuses_what_it_cannot_keep() {
 	mkdir -p "$T/p/.git"
-	run_isd exec --isolation landlock --workspace "$T/p:cow" -- true
+	export XDG_STATE_HOME=$T/state
+	run_isd exec --workspace "$T/p:cow" --workspace-keep -- true
+	id=$(ls "$XDG_STATE_HOME/isd/sessions" | grep -v '^[.]')
+	run_isd exec --isolation landlock --workspace "$T/p:cow" --session "$id" -- true
 	expect_rc 125
-	expect_contains "$err" ":cow needs an overlay"
+	expect_contains "$err" "re-entering a stopped session is not supported"
 	run_isd exec --isolation landlock -v "$T:/elsewhere" -- true
 	expect_rc 125
 	expect_contains "$err" "needs a mount namespace"
@@ -278,4 +281,82 @@ time.sleep(60)' "$T/engine.sock" "$T/ready" &
 	expect_rc 0 "auto on a host with namespaces: $err"
 	DOCKER_HOST="unix://$T/none.sock" run_isd exec --isolation landlock -- true
 	expect_rc 0 "no socket there: $err"
+}
+
+# The cow workspace in the landlock tier is a copy whose changes become the
+# session's upper layer: isd diff and apply treat it like any session, and
+# apply makes the project what the sandbox saw (session.sh's changes).
+test_landlock_cow_apply_makes_host_equal_sandbox() {
+	. "$ISD_TEST_SRCDIR/tests/integration/session.sh"
+	make_project
+	run_isd exec --isolation landlock --workspace "$P:cow" -- sh -c "$CHANGES
+		$DIGEST"
+	expect_rc 0 "the changes in the copy"
+	inside=$out
+	id=$(sessions)
+	[ -n "$id" ] || fail "no session kept"
+	expect_contains "$err" "session $id keeps 14 changes to $P"
+	[ ! -e "$XDG_STATE_HOME/isd/sessions/$id/landlock-copy" ] || fail "the copy outlived the run"
+	expect_eq "$(cat "$P/a.txt")" "one
+two
+three" "the project is untouched before apply"
+	run_isd diff "$id" --name-only
+	expect_rc 0 "isd diff: $err"
+	expect_contains "$out" "a.txt"
+	run_isd apply "$id"
+	expect_rc 0 "isd apply: $err"
+	expect_eq "$(tree_digest "$P")" "$inside" "the project after apply"
+}
+
+# A masked file reads as empty in the copy, the project's own is not
+# readable at all, and what the payload writes into the masked file is
+# never offered to apply.
+test_landlock_cow_masks() {
+	export XDG_STATE_HOME=$T/state
+	mkdir -p "$T/p"
+	echo SECRET >"$T/p/.env"
+	echo a >"$T/p/a"
+	run_isd exec --isolation landlock --workspace "$T/p:cow" --mask .env -- sh -c "
+		cat .env; echo end; cat $T/p/.env 2>/dev/null && echo leaked
+		echo planted >.env; echo b >a"
+	expect_rc 0 "$err"
+	expect_eq "$out" end "the masked file and the project's own"
+	id=$(ls "$XDG_STATE_HOME/isd/sessions" | grep -v '^[.]')
+	run_isd diff "$id" --name-only
+	expect_eq "$out" "M	a" "only the unmasked change"
+}
+
+# Under Docker's profile, auto's landlock tier runs the agent's workspace
+# flow: a change in the cow workspace, isd diff, isd apply.
+test_auto_cow_flow_under_docker_profile() {
+	cat >"$T/inner.sh" <<'EOF'
+echo one >"$T/ws/file"
+"$ISD" exec --isolation auto --workspace "$T/ws:cow" -- sh -c 'echo two >file; echo new >added' || exit 1
+"$ISD" diff --name-only
+"$ISD" apply >/dev/null && cat "$T/ws/file" "$T/ws/added"
+EOF
+	in_docker_like
+	expect_rc 0 "$err"
+	expect_eq "$out" "A	added
+M	file
+two
+new"
+	expect_contains "$err" "isd takes the landlock tier"
+}
+
+# A workspace where the system is readable (not under /tmp or a home): its
+# masks still hold, though the rules for the directories above it grant
+# reading everything beneath them.
+test_landlock_ro_workspace_masks_where_readable() {
+	export XDG_STATE_HOME=$T/state
+	P=$(mktemp -d "$(dirname "$ISD")/isolation-test.XXXXXX") || fail "no directory in the build tree"
+	at_teardown "rm -rf '$P'"
+	echo SECRET >"$P/.env"
+	echo a >"$P/a"
+	run_isd exec --isolation landlock --workspace "$P:ro" --mask .env -- sh -c "cat $P/a; cat $P/.env 2>/dev/null && echo leaked; echo end"
+	expect_rc 0 "$err"
+	expect_eq "$out" "a
+end" "the masked file of a read-only workspace"
+	run_isd exec --isolation landlock --workspace "$P:cow" --mask .env -- sh -c "cat $P/.env 2>/dev/null && echo leaked; echo end"
+	expect_eq "$out" end "the project's own masked file, beside the copy"
 }
