@@ -450,10 +450,17 @@ static void walk(struct walk *w, int dir, const char *rel, unsigned depth)
 			w->too_deep = true;
 			break;
 		}
+		w->dirs++;
+		/* Most directories of a big tree are leaves: two lookups, no open. */
+		if (w->leaf_counts && fstatat(dir, subdirs[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+		    st.st_dev == w->root_dev && st.st_nlink == 2) {
+			_cleanup_free_ char *dot = isd_xasprintf("%s/.git", subdirs[i]);
+			if (fstatat(dir, dot, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+				continue;
+		}
 		sub = openat(dir, subdirs[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			continue;
-		w->dirs++;
 		srel = join(rel, subdirs[i]);
 		walk(w, sub, srel, depth + 1);
 	}
@@ -483,8 +490,8 @@ int isd_git_hold(const char *root, const struct timespec *since, char *const *pi
 	}
 	walk(&w, w.root, "", 0);
 	if (w.bounded || w.too_deep)
-		isd_warn("looked for git repositories the sandbox made or changed in %s %s only: one below was not "
-			 "checked (find %s -name .git lists them) before you run git there",
+		isd_warn("looked for git repositories the sandbox made or changed in %s %s only: check the others "
+			 "(find %s -name .git) before you run git in them",
 			 root, w.bounded ? "in the first " STR(ISD_GIT_HOLD_MAX_DIRS) " directories"
 					 : "down to " STR(ISD_GIT_HOLD_MAX_DEPTH) " levels",
 			 root);

@@ -463,6 +463,19 @@ test_git_new_repository_rw() {
 	expect_contains "$out" INIT "--git-writable allows git init"
 }
 
+# The walk for new repositories is bounded; where it stops, it says so.
+test_git_hold_walk_bounded_rw() {
+	make_project
+	init_repo
+	deep=$(printf 'd/%.0s' $(seq 70))
+	run_isd exec --profile none --workspace "$P:rw" -- sh -c "
+		mkdir -p $deep && git init -q $deep/r && git -C $deep/r config core.fsmonitor 'touch $T/pwned; false' && echo DEEP"
+	expect_rc 0
+	expect_contains "$out" DEEP
+	expect_contains "$err" "looked for git repositories the sandbox made or changed in $P down to 64 levels only"
+	expect_contains "$err" "find $P -name .git"
+}
+
 # core.hooksPath into the work tree (husky): the hooks directory is as
 # read-only as .git/hooks, also when it does not exist yet.
 test_git_hookspath_protected() {
