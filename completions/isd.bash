@@ -9,13 +9,14 @@
 _isd_datadir=${BASH_SOURCE[0]%/bash-completion/completions/*}
 [[ $_isd_datadir == "${BASH_SOURCE[0]}" ]] && _isd_datadir=
 
-# isd exec options, as src/cli.c parses them (its exec_options table).
+# isd exec options, as src/cli-table.c has them (tests/unit/test-cli-table.c
+# checks that these lists agree with it).
 # Refused ones (--cap-add, --privileged) are parsed below but never offered.
 _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --session --mask
     --unmask --allow --allow-file --add-host --activity-log
-    --forward --forward-unix --publish --proxy-port --network-log --unsafe-host-root
+    --forward --forward-unix --publish --proxy-port --network-log
     --cap-drop --cap-add --memory --memory-swap --memory-reservation --cpus
     --cpu-shares --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits
     --storage-opt --isolation'
@@ -30,7 +31,7 @@ _isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
     --cap-drop --memory --memory-swap --memory-reservation --cpus --cpu-shares
     --cpu-weight --cpuset-cpus --pids-limit --blkio-weight --limits --storage-opt
     --isolation --print-spec --rm --interactive --tty --no-tty --read-only --init --help
-    -e -v -w -u -h -p -i -t --'
+    --unsafe-host-root -e -v -w -u -h -p -i -t --'
 
 # The agents isd knows (src/profile.c): their command brings the agent
 # profile, and --agent-state knows where they keep their state.

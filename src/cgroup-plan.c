@@ -122,8 +122,8 @@ bool isd_limits_requested(const struct isd_limits *l)
 	return isd_cgroup_needed_controllers(l) != 0;
 }
 
-__attribute__((format(printf, 7, 8))) static void add_write(struct isd_cgroup_write *out, int *n, unsigned ctrl, const char *file,
-		      const char *option, bool explicit_request, const char *fmt, ...)
+__attribute__((format(printf, 8, 9))) static void add_write(struct isd_cgroup_write *out, int *n, unsigned ctrl, const char *file,
+		      const char *option, unsigned limits, bool explicit_request, const char *fmt, ...)
 {
 	struct isd_cgroup_write *w = &out[(*n)++];
 	va_list ap;
@@ -131,6 +131,7 @@ __attribute__((format(printf, 7, 8))) static void add_write(struct isd_cgroup_wr
 	w->controller = ctrl;
 	w->file = file;
 	w->option = option;
+	w->limits = limits;
 	w->explicit_request = explicit_request;
 	va_start(ap, fmt);
 	vsnprintf(w->value, sizeof(w->value), fmt, ap);
@@ -160,33 +161,34 @@ int isd_cgroup_limit_writes(const struct isd_limits *l, struct isd_cgroup_write 
 		return isd_error(0, "cpu weight %" PRIu64 ": must be 1..10000", l->cpu_weight);
 
 	if (l->memory) {
-		add_write(out, &n, ISD_CG_MEMORY, "memory.max", "--memory", true, "%" PRIu64, l->memory);
+		add_write(out, &n, ISD_CG_MEMORY, "memory.max", "--memory", ISD_LIMIT_MEMORY, true, "%" PRIu64, l->memory);
 		/* --memory-swap is memory+swap: equal means no swap, -1 means
 		 * unlimited (the kernel default, nothing to write), unset means
 		 * Docker's default of as much swap as memory. */
 		if (l->memory_swap > 0)
-			add_write(out, &n, ISD_CG_MEMORY, "memory.swap.max", "--memory-swap", true,
+			add_write(out, &n, ISD_CG_MEMORY, "memory.swap.max", "--memory-swap", ISD_LIMIT_MEMORY_SWAP, true,
 				  "%" PRIu64, (uint64_t)l->memory_swap - l->memory);
 		else if (l->memory_swap == 0)
-			add_write(out, &n, ISD_CG_MEMORY, "memory.swap.max", "--memory", false,
+			add_write(out, &n, ISD_CG_MEMORY, "memory.swap.max", "--memory", ISD_LIMIT_MEMORY, false,
 				  "%" PRIu64, l->memory);
 	}
 	if (l->memory_reservation)
-		add_write(out, &n, ISD_CG_MEMORY, "memory.low", "--memory-reservation", true, "%" PRIu64,
+		add_write(out, &n, ISD_CG_MEMORY, "memory.low", "--memory-reservation", ISD_LIMIT_MEMORY_RESERVATION, true, "%" PRIu64,
 			  l->memory_reservation);
 	if (l->cpu_quota_us)
-		add_write(out, &n, ISD_CG_CPU, "cpu.max", "--cpus", true, "%" PRIu64 " %" PRIu64,
+		add_write(out, &n, ISD_CG_CPU, "cpu.max", "--cpus", ISD_LIMIT_CPUS, true, "%" PRIu64 " %" PRIu64,
 			  l->cpu_quota_us, l->cpu_period_us);
 	if (l->cpu_weight)
-		add_write(out, &n, ISD_CG_CPU, "cpu.weight", "--cpu-shares/--cpu-weight", true, "%" PRIu64,
+		add_write(out, &n, ISD_CG_CPU, "cpu.weight", "--cpu-shares/--cpu-weight",
+			  ISD_LIMIT_CPU_SHARES | ISD_LIMIT_CPU_WEIGHT, true, "%" PRIu64,
 			  l->cpu_weight);
 	if (l->cpuset_cpus && *l->cpuset_cpus)
-		add_write(out, &n, ISD_CG_CPUSET, "cpuset.cpus", "--cpuset-cpus", true, "%s", l->cpuset_cpus);
+		add_write(out, &n, ISD_CG_CPUSET, "cpuset.cpus", "--cpuset-cpus", ISD_LIMIT_CPUSET_CPUS, true, "%s", l->cpuset_cpus);
 	if (l->pids_limit > 0)
-		add_write(out, &n, ISD_CG_PIDS, "pids.max", "--pids-limit", true, "%" PRId64, l->pids_limit);
+		add_write(out, &n, ISD_CG_PIDS, "pids.max", "--pids-limit", ISD_LIMIT_PIDS_LIMIT, true, "%" PRId64, l->pids_limit);
 	/* The CLI keeps Docker's 10..1000 in blkio_weight. */
 	if (l->blkio_weight)
-		add_write(out, &n, ISD_CG_IO, "io.weight", "--blkio-weight", true, "%" PRIu64,
+		add_write(out, &n, ISD_CG_IO, "io.weight", "--blkio-weight", ISD_LIMIT_BLKIO_WEIGHT, true, "%" PRIu64,
 			  isd_cgroup_blkio_to_io_weight(l->blkio_weight));
 	return n;
 }

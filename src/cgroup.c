@@ -537,21 +537,12 @@ static int fail_prepare(struct isd_cgroup *cg, int r)
 	return r;
 }
 
-/* --memory-swap's derived write carries "--memory"; "--cpu-shares/--cpu-weight"
- * is soft when either is. */
-static bool is_soft(const struct isd_limits *l, const char *option)
+/* A write is a profile's default when an option it comes from is (the
+ * derived swap limit comes from --memory, cpu.weight from either
+ * --cpu-shares or --cpu-weight). */
+static bool is_soft(const struct isd_limits *l, const struct isd_cgroup_write *w)
 {
-	char buf[64];
-	const char *slash = strchr(option, '/');
-
-	if (slash) {
-		snprintf(buf, sizeof(buf), " %.*s ", (int)(slash - option), option);
-		if (strstr(l->soft_options, buf))
-			return true;
-		option = slash + 1;
-	}
-	snprintf(buf, sizeof(buf), " %s ", option);
-	return strstr(l->soft_options, buf) != NULL;
+	return (l->soft & w->limits) != 0;
 }
 
 int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
@@ -615,7 +606,7 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 			if (dropped & c)
 				continue;
 			_cleanup_free_ char *why = explain(&h, &plan, writes[i].option, c, sd_err);
-			if (is_soft(limits, writes[i].option)) {
+			if (is_soft(limits, &writes[i])) {
 				/* A profile's default: noted once, below. */
 				size_t used = strlen(soft_dropped);
 				snprintf(soft_dropped + used, sizeof(soft_dropped) - used, " %s", writes[i].option);
@@ -711,7 +702,7 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 			const char *why = !strcmp(w->file, "memory.swap.max") ? " (swap accounting is off)"
 					  : !strcmp(w->file, "io.weight")     ? " (no CONFIG_BLK_CGROUP_IOCOST)"
 									      : "";
-			if (is_soft(limits, w->option)) {
+			if (is_soft(limits, w)) {
 				/* A profile's default: a note, as for a missing controller. */
 				fprintf(stderr, "isd: note: the profile's default %s is not enforced: it needs %s in the cgroup, "
 					"which this kernel does not provide%s\n", w->option, w->file, why);

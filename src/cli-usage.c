@@ -1,8 +1,79 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* `isd exec --help`: every option, grouped as in isd-exec(1). */
+/* `isd exec --help`: every option of the table, grouped as in isd-exec(1). */
+#include "cli-table.h"
 #include "isd/cli.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#define HELP_COLUMN 30
+
+static const char *const headings[ISD_EXEC_N_GROUPS] = {
+	[ISD_EXEC_ROOTFS] = "Root filesystem:",
+	[ISD_EXEC_MOUNTS] = "Mounts:",
+	[ISD_EXEC_PROCESS] = "Process:",
+	[ISD_EXEC_ISOLATION] = "Isolation:",
+	[ISD_EXEC_LIMITS] = "Limits (cgroup v2):",
+	[ISD_EXEC_STORAGE] = "Disk:",
+	[ISD_EXEC_AGENTS] = "Profiles and agents:",
+	[ISD_EXEC_WORKSPACE] = "Workspace (the project, at its own path, the working directory):",
+	[ISD_EXEC_OTHER] = "Other:",
+	[ISD_EXEC_COMPAT] = "Accepted for Docker compatibility and ignored (isd always does this):",
+	[ISD_EXEC_REFUSED] = "Refused (isd never does this):",
+};
+
+/* "  -v, --volume FORM" for each form of the value; the help starts at
+ * HELP_COLUMN on the last one (after two spaces when that is longer, on
+ * a line of its own when it would not fit), its further lines below it. */
+static void print_option(FILE *out, const struct isd_exec_option *o)
+{
+	const char *form = o->value_name ? o->value_name : "";
+	const char *help = o->help;
+	int col;
+
+	for (;;) {
+		size_t n = strcspn(form, "\n");
+
+		if (o->short_name)
+			col = fprintf(out, "  -%c, --%s", o->short_name, o->name);
+		else
+			col = fprintf(out, "      --%s", o->name);
+		if (o->takes_value)
+			col += fprintf(out, " %.*s", (int)n, form);
+		if (!form[n])
+			break;
+		fputc('\n', out);
+		form += n + 1;
+	}
+	while (help && *help) {
+		size_t n = strcspn(help, "\n");
+
+		if (col + 2 > HELP_COLUMN && col + 2 + (int)n <= 80) {
+			fputs("  ", out);
+		} else {
+			if (col + 2 > HELP_COLUMN) {
+				fputc('\n', out);
+				col = 0;
+			}
+			fprintf(out, "%*s", HELP_COLUMN - col, "");
+		}
+		fprintf(out, "%.*s\n", (int)n, help);
+		help += n + (help[n] == '\n');
+		col = 0;
+	}
+	if (col)
+		fputc('\n', out);
+}
+
+void isd_exec_print_options(FILE *out)
+{
+	for (int g = 0; g < ISD_EXEC_N_GROUPS; g++) {
+		fprintf(out, "%s\n", headings[g]);
+		for (size_t i = 0; i < isd_exec_n_options; i++)
+			if (isd_exec_options[i].group == (enum isd_exec_group)g)
+				print_option(out, &isd_exec_options[i]);
+	}
+}
 
 void isd_cli_exec_usage(FILE *out)
 {
@@ -11,75 +82,7 @@ void isd_cli_exec_usage(FILE *out)
 	      "Run COMMAND in a new rootless sandbox: read-only root, own user, mount,\n"
 	      "pid, network, ipc, uts and cgroup namespaces, no capabilities,\n"
 	      "no_new_privs and a seccomp filter.  Options follow `docker run`.\n"
-	      "\n"
-	      "Root filesystem:\n"
-	      "      --image NAME            image from the store; 'host' (default) is the\n"
-	      "                              host's /usr, /etc, /opt read-only\n"
-	      "      --rootfs DIR            an unpacked root filesystem\n"
-	      "Mounts:\n"
-	      "  -v, --volume SRC:DST[:ro|rw][,optional]  bind a host path (recursive);\n"
-	      "                              optional: skip it when SRC does not exist\n"
-	      "      --mount type=bind,src=PATH,dst=PATH[,readonly]\n"
-	      "      --mount type=tmpfs,dst=PATH[,tmpfs-size=N][,tmpfs-mode=OCTAL]\n"
-	      "      --tmpfs DST[:OPTS]      rw|ro, exec|noexec, size=N[k|m|g], mode=OCTAL,\n"
-	      "                              uid=N, gid=N (always nosuid,nodev; noexec\n"
-	      "                              unless exec)\n"
-	      "Process:\n"
-	      "  -w, --workdir DIR           working directory inside (default /)\n"
-	      "  -u, --user UID[:GID]        ids the payload sees (default: yours)\n"
-	      "  -e, --env NAME[=VALUE]      set (or copy from your environment) a variable\n"
-	      "      --env-file FILE         NAME=VALUE lines\n"
-	      "  -h, --hostname NAME         host name inside (default isd)\n"
-	      "  -t, --tty                   a pseudo-terminal inside (default when stdin and\n"
-	      "                              stdout are terminals); --no-tty to turn it off\n"
-	      "  -i, --interactive           with -t: forward stdin\n"
-	      "Isolation:\n"
-	      "      --network MODE          none (default): only loopback; netless: loopback\n"
-	      "                              plus isd's allowlist proxy (for agents); private:\n"
-	      "                              own outbound network (pasta/slirp4netns); host\n"
-	      "      --allow HOST[:PORT]     netless: allow HOST (*.domain, IP; port 443 by\n"
-	      "                              default, * = any); --allow-file FILE: one a line\n"
-	      "      --add-host NAME:IP      NAME resolves to IP (netless: IP is allowed for NAME)\n"
-	      "      --forward [PORT:]HOST:HPORT  sandbox 127.0.0.1:PORT reaches HOST:HPORT on the host\n"
-	      "      --forward-unix SANDBOX_PATH:HOST_PATH  same for a host unix socket\n"
-	      "  -p, --publish [IP:]HPORT:PORT  the host's IP:HPORT (IP 127.0.0.1 by default)\n"
-	      "                              reaches a server on the sandbox's port PORT\n"
-	      "      --proxy-port N          netless proxy port on 127.0.0.1 (default 3128)\n"
-	      "      --network-log FILE      every connection: time, destination, verdict, bytes\n"
-	      "      --pid private|host      host: no pid namespace, outer /proc read-only\n"
-	      "      --security-opt seccomp=NAME|PATH|unconfined\n"
-	      "      --security-opt landlock=off  no Landlock ruleset behind the mounts\n"
-	      "      --isolation full|auto|landlock  full (default): namespaces; landlock: none,\n"
-	      "                              Landlock and seccomp only; auto: the strongest here\n"
-	      "Limits (cgroup v2):\n"
-	      "      --memory N  --memory-swap N  --memory-reservation N  --cpus N.N\n"
-	      "      --cpu-shares N  --cpu-weight N  --cpuset-cpus LIST  --pids-limit N\n"
-	      "      --blkio-weight N  --limits strict|best-effort\n"
-	      "      --storage-opt size=N|inodes=N|min-free=N|N%  the disk (see isd-exec(1))\n"
-	      "Profiles and agents:\n"
-	      "      --profile NAME|none     options from NAME.conf (~/.config/isd/profiles,\n"
-	      "                              /etc/isd/profiles, built in); a known agent as\n"
-	      "                              COMMAND (omp, claude, codex, pi, ...) brings 'agent'\n"
-	      "      --agent NAME            the agent this sandbox is for (${AGENT})\n"
-	      "      --agent-state NAME      bind the agent's state (~/.NAME, ...) read-write\n"
-	      "Workspace (the project, at its own path, the working directory):\n"
-	      "      --workspace DIR[:MODE]  rw (default): bound read-write; ro; cow: changes\n"
-	      "                              land in a session (isd diff, apply, discard)\n"
-	      "      --project DIR           same as --workspace DIR:rw\n"
-	      "      --workspace-keep        keep the cow session even without changes\n"
-	      "      --session ID            re-enter a stopped cow session\n"
-	      "      --activity-log FILE     record every command run inside in FILE (JSON\n"
-	      "                              Lines; a cow session has one anyway: isd log)\n"
-	      "      --mask GLOB             matching files appear empty and read-only\n"
-	      "                              (.env, *.pem, .aws/; gitignore-like)\n"
-	      "      --unmask GLOB           exempt matching files from the masks\n"
-	      "      --git-writable          leave .git/hooks and .git/config writable\n"
-	      "Other:\n"
-	      "      --print-spec            print the resolved sandbox as JSON and exit\n"
-	      "      --unsafe-host-root      as root: run the payload as the host's uid 0\n"
-	      "                              (default: an unprivileged id, root's files idmapped)\n"
-	      "Accepted for Docker compatibility and ignored (isd always does this):\n"
-	      "      --rm, --read-only, --ipc=private, --cap-drop=..., --init,\n"
-	      "      --security-opt=no-new-privileges[:true]\n",
+	      "\n",
 	      out);
+	isd_exec_print_options(out);
 }

@@ -127,6 +127,18 @@ const char *isd_spec_get_origin(const struct isd_spec *spec, const char *key)
 	return i >= 0 ? spec->origins[i] + strlen(key) + 1 : NULL;
 }
 
+const char *isd_limit_name(unsigned bit)
+{
+	static const char *const names[ISD_LIMIT_COUNT] = {
+		"memory", "memory-swap", "memory-reservation", "cpus", "cpu-shares",
+		"cpu-weight", "cpuset-cpus", "pids-limit", "blkio-weight",
+	};
+
+	if (!bit || (bit & (bit - 1)) || bit >= 1u << ISD_LIMIT_COUNT)
+		return NULL;
+	return names[__builtin_ctz(bit)];
+}
+
 const char *isd_network_mode_name(enum isd_network_mode mode)
 {
 	switch (mode) {
@@ -353,6 +365,14 @@ static json_object *limits_json(const struct isd_limits *l)
 		json_object_object_add(o, "blkio_weight", json_object_new_uint64(l->blkio_weight));
 	json_object_object_add(o, "enforcement",
 			       json_object_new_string(l->mode == ISD_LIMITS_STRICT ? "strict" : "best-effort"));
+	/* The profile's defaults, which an unable host notes instead of refusing. */
+	if (l->soft) {
+		json_object *soft = json_object_new_array();
+		for (unsigned i = 0; i < ISD_LIMIT_COUNT; i++)
+			if (l->soft & (1u << i))
+				json_object_array_add(soft, json_object_new_string(isd_limit_name(1u << i)));
+		json_object_object_add(o, "soft", soft);
+	}
 	return o;
 }
 

@@ -110,6 +110,7 @@ struct isd_cgroup_write {
 	unsigned controller;  /* ISD_CG_* */
 	const char *file;     /* "memory.max" */
 	const char *option;   /* "--memory", for messages */
+	unsigned limits;      /* the ISD_LIMIT_* options it comes from (soft when one is) */
 	char value[64];
 	bool explicit_request; /* false: a derived default (Docker's swap = memory) */
 };

@@ -55,6 +55,21 @@ enum isd_network_mode {
 	ISD_NET_NETLESS, /* loopback only, plus isd's allowlist proxy */
 };
 
+/* One bit per limit option of `isd exec` (the option table in
+ * src/cli-table.c names the bit of each; isd_limit_option() its name). */
+enum isd_limit {
+	ISD_LIMIT_MEMORY = 1u << 0,
+	ISD_LIMIT_MEMORY_SWAP = 1u << 1,
+	ISD_LIMIT_MEMORY_RESERVATION = 1u << 2,
+	ISD_LIMIT_CPUS = 1u << 3,
+	ISD_LIMIT_CPU_SHARES = 1u << 4,
+	ISD_LIMIT_CPU_WEIGHT = 1u << 5,
+	ISD_LIMIT_CPUSET_CPUS = 1u << 6,
+	ISD_LIMIT_PIDS_LIMIT = 1u << 7,
+	ISD_LIMIT_BLKIO_WEIGHT = 1u << 8,
+};
+#define ISD_LIMIT_COUNT 9
+
 enum isd_limits_mode {
 	ISD_LIMITS_STRICT,
 	ISD_LIMITS_BEST_EFFORT,
@@ -73,10 +88,10 @@ struct isd_limits {
 	int64_t pids_limit;          /* pids.max, 0 = unset, -1 = max */
 	uint64_t blkio_weight;       /* Docker's 10..1000; cgroup.c maps it to io.weight; 0 = unset */
 	enum isd_limits_mode mode;
-	/* Limits that came from a profile (" --memory --cpus "): defaults,
-	 * not the user's explicit request, so a host that cannot enforce them
+	/* Limits that came from a profile (ISD_LIMIT_* bits): defaults, not
+	 * the user's explicit request, so a host that cannot enforce them
 	 * gets one note instead of a refusal. */
-	char soft_options[160];
+	unsigned soft;
 };
 
 enum isd_workspace_mode {
@@ -204,5 +219,8 @@ int isd_spec_create_sources(const struct isd_spec *spec);
 char *isd_spec_to_json(const struct isd_spec *spec);
 
 const char *isd_network_mode_name(enum isd_network_mode mode);
+/* "memory" for ISD_LIMIT_MEMORY: the option's name without "--"; NULL
+ * for anything but one bit. */
+const char *isd_limit_name(unsigned bit);
 
 #endif
