@@ -27,6 +27,10 @@
 #define BENEATH (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 /* modules/a/b/c: a submodule's name may hold "/". */
 #define MAX_MODULE_DEPTH 8
+/* Submodules of submodules of ...: the walk's fds stay few. */
+#define MAX_GITDIR_NESTING 8
+/* Each one is compared with all before it. */
+#define MAX_GITDIRS 10000
 
 struct walk {
 	const char *root_path;
@@ -249,10 +253,10 @@ out:
 	free(rp->held);
 }
 
-static void examine_gitdir(struct walk *w, int g, const char *grel, bool linked);
+static void examine_gitdir(struct walk *w, int g, const char *grel, bool linked, unsigned nesting);
 
 /* modules/: each submodule's git directory, at any depth of its name. */
-static void examine_modules(struct walk *w, int dir, const char *rel, unsigned depth)
+static void examine_modules(struct walk *w, int dir, const char *rel, unsigned depth, unsigned nesting)
 {
 	struct dirent *e;
 	DIR *d;
@@ -272,14 +276,16 @@ static void examine_modules(struct walk *w, int dir, const char *rel, unsigned d
 			continue;
 		srel = join(rel, e->d_name);
 		if (looks_like_gitdir(sub))
-			examine_gitdir(w, sub, srel, false);
+			examine_gitdir(w, sub, srel, false, nesting + 1);
 		else if (depth < MAX_MODULE_DEPTH)
-			examine_modules(w, sub, srel, depth + 1);
+			examine_modules(w, sub, srel, depth + 1, nesting);
+		else
+			w->too_deep = true;
 	}
 	closedir(d);
 }
 
-static void examine_worktrees(struct walk *w, int dir, const char *rel)
+static void examine_worktrees(struct walk *w, int dir, const char *rel, unsigned nesting)
 {
 	struct dirent *e;
 	DIR *d;
@@ -298,18 +304,26 @@ static void examine_worktrees(struct walk *w, int dir, const char *rel)
 		    (sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			continue;
 		srel = join(rel, e->d_name);
-		examine_gitdir(w, sub, srel, true);
+		examine_gitdir(w, sub, srel, true, nesting + 1);
 	}
 	closedir(d);
 }
 
 /* A git directory (g, grel relative to the workspace): what of it git
  * reads as configuration or runs, then the git directories inside it. */
-static void examine_gitdir(struct walk *w, int g, const char *grel, bool linked)
+static void examine_gitdir(struct walk *w, int g, const char *grel, bool linked, unsigned nesting)
 {
 	struct report rp = {0};
 	struct stat st;
 
+	if (nesting > MAX_GITDIR_NESTING) {
+		w->too_deep = true;
+		return;
+	}
+	if (w->n_seen >= MAX_GITDIRS) {
+		w->bounded = true;
+		return;
+	}
 	if (fstat(g, &st) < 0)
 		return;
 	for (size_t i = 0; i < w->n_seen; i++)
@@ -332,9 +346,9 @@ static void examine_gitdir(struct walk *w, int g, const char *grel, bool linked)
 		if (sub < 0)
 			continue;
 		if (i)
-			examine_worktrees(w, sub, srel);
+			examine_worktrees(w, sub, srel, nesting);
 		else
-			examine_modules(w, sub, srel, 0);
+			examine_modules(w, sub, srel, 0, nesting);
 	}
 }
 
@@ -369,7 +383,7 @@ static void examine_pointer(struct walk *w, int dir, const char *rel, const stru
 			if (g >= 0 && looks_like_gitdir(g)) {
 				const char *slash = strrchr(in, '/');
 				bool linked = slash && slash - in >= 9 && !strncmp(slash - 9, "worktrees", 9);
-				examine_gitdir(w, g, in, linked);
+				examine_gitdir(w, g, in, linked, 0);
 				return;
 			}
 		}
@@ -407,7 +421,7 @@ static void walk(struct walk *w, int dir, const char *rel, unsigned depth)
 	}
 	if (looks_like_gitdir(dir)) {
 		/* A bare repository: git run in it reads its config and hooks. */
-		examine_gitdir(w, dir, rel, false);
+		examine_gitdir(w, dir, rel, false, 0);
 		return;
 	}
 	if ((fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || !(d = fdopendir(fd))) {
@@ -432,7 +446,7 @@ static void walk(struct walk *w, int dir, const char *rel, unsigned depth)
 			if (!is_dir)
 				examine_pointer(w, dirfd(d), rel, &st);
 			else if ((g = openat(dirfd(d), ".git", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
-				examine_gitdir(w, g, grel, false);
+				examine_gitdir(w, g, grel, false, 0);
 		} else if (is_dir) {
 			isd_strv_push(&subdirs, isd_xstrdup(e->d_name));
 		}
@@ -492,8 +506,11 @@ int isd_git_hold(const char *root, const struct timespec *since, char *const *pi
 	if (w.bounded || w.too_deep)
 		isd_warn("looked for git repositories the sandbox made or changed in %s %s only: check the others "
 			 "(find %s -name .git) before you run git in them",
-			 root, w.bounded ? "in the first " STR(ISD_GIT_HOLD_MAX_DIRS) " directories"
-					 : "down to " STR(ISD_GIT_HOLD_MAX_DEPTH) " levels",
+			 root,
+			 w.bounded ? "in the first " STR(ISD_GIT_HOLD_MAX_DIRS) " directories and " STR(MAX_GITDIRS)
+				     " git directories"
+				   : "down to " STR(ISD_GIT_HOLD_MAX_DEPTH) " levels (" STR(MAX_GITDIR_NESTING)
+				     " of nested submodules)",
 			 root);
 	close(w.root);
 	free(w.seen);

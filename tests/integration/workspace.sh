@@ -472,7 +472,7 @@ test_git_hold_walk_bounded_rw() {
 		mkdir -p $deep && git init -q $deep/r && git -C $deep/r config core.fsmonitor 'touch $T/pwned; false' && echo DEEP"
 	expect_rc 0
 	expect_contains "$out" DEEP
-	expect_contains "$err" "looked for git repositories the sandbox made or changed in $P down to 64 levels only"
+	expect_contains "$err" "looked for git repositories the sandbox made or changed in $P down to 64 levels"
 	expect_contains "$err" "find $P -name .git"
 }
 
