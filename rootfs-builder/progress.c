@@ -59,19 +59,6 @@ struct isd_progress *isd_progress_new(const char *label, uint64_t already)
 	return p;
 }
 
-/* "12.3 MiB" */
-static void human(char *buf, size_t len, double v)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-}
-
 static int term_width(void)
 {
 	struct winsize ws;
@@ -87,9 +74,10 @@ static void draw(struct isd_progress *p, uint64_t done, uint64_t total, int64_t 
 	double secs = (double)(now - p->start_ns) / 1e9;
 	int width = term_width(), room, label_len = (int)strlen(p->label);
 
-	human(got, sizeof(got), (double)done);
-	human(all, sizeof(all), (double)total);
-	human(rate, sizeof(rate), secs > 0.001 && done >= p->first ? (double)(done - p->first) / secs : 0);
+	isd_format_size(done, got, sizeof(got));
+	isd_format_size(total, all, sizeof(all));
+	isd_format_size(secs > 0.001 && done >= p->first ? (uint64_t)((double)(done - p->first) / secs) : 0, rate,
+			sizeof(rate));
 	/* Fixed widths: the line keeps its layout while the numbers change. */
 	if (total)
 		snprintf(tail, sizeof(tail), "%10s / %-10s %10s/s", got, all, rate);

@@ -25,25 +25,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-char *isd_store_dir(void)
-{
-	return isd_xdg_path("XDG_DATA_HOME", ".local/share", "isd/images");
-}
-
-/* Names that resolve_image() in src/cli.c accepts, minus the odd ones. */
-bool isd_store_valid_name(const char *name)
-{
-	size_t len = strlen(name);
-
-	if (len == 0 || len > 128 || name[0] == '.' || name[0] == '-' || !strcmp(name, "host"))
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '-' || *p == '_' || *p == '.'))
-			return false;
-	return true;
-}
-
 static char *new_id(void)
 {
 	unsigned char rnd[4] = {0};

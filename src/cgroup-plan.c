@@ -77,29 +77,6 @@ uint64_t isd_cgroup_blkio_to_io_weight(uint64_t blkio)
 	return 1 + (blkio - 10) * 9999 / 990;
 }
 
-void isd_format_size(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	size_t u = 0;
-	double v;
-
-	if (bytes < 1024) {
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-		return;
-	}
-	v = (double)bytes / 1024.0;
-	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024.0;
-		u++;
-	}
-	/* Round like printf would but never show "1024.0 MiB" for 1 GiB - 1. */
-	if (v >= 1023.95 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024.0;
-		u++;
-	}
-	snprintf(buf, len, "%.1f %s", v, units[u]);
-}
-
 unsigned isd_cgroup_needed_controllers(const struct isd_limits *l)
 {
 	unsigned m = 0;

@@ -27,23 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-
-/* ---- Async-signal-safe helpers (destroy may run from a SIGTERM path) ---- */
-
-static size_t fmt_uint(char *buf, unsigned long v)
-{
-	char tmp[24];
-	size_t n = 0, i = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		buf[i++] = tmp[--n];
-	buf[i] = '\0';
-	return i;
-}
+/* ---- Files of a cgroup ---- */
 
 static int write_at(int dfd, const char *file, const char *text)
 {
@@ -169,10 +153,10 @@ void isd_cgroup_init(struct isd_cgroup *cg)
 	cg->dirfd = cg->parent_fd = cg->origin_fd = -1;
 }
 
-void isd_cgroup_destroy(struct isd_cgroup *cg)
+int isd_cgroup_destroy(struct isd_cgroup *cg)
 {
-	if (__atomic_exchange_n(&cg->destroying, 1, __ATOMIC_SEQ_CST))
-		return;
+	int r = 0;
+
 	if (cg->dirfd >= 0) {
 		kill_all(cg->dirfd);
 		wait_empty(cg->dirfd, 5000);
@@ -180,7 +164,7 @@ void isd_cgroup_destroy(struct isd_cgroup *cg)
 		cg->dirfd = -1;
 	}
 	if (cg->parent_fd >= 0 && cg->name[0])
-		rmdir_at(cg->parent_fd, cg->name);
+		r = rmdir_at(cg->parent_fd, cg->name);
 	cg->name[0] = '\0';
 	if (cg->origin_fd >= 0 && cg->supervisor_name[0]) {
 		/* Put isd back where it came from, as if nothing happened:
@@ -203,7 +187,7 @@ void isd_cgroup_destroy(struct isd_cgroup *cg)
 		buf[used] = '\0';
 		if (used)
 			write_at(cg->origin_fd, "cgroup.subtree_control", buf);
-		fmt_uint(pid, (unsigned long)getpid());
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
 		if (write_at(cg->origin_fd, "cgroup.procs", pid) == 0)
 			rmdir_at(cg->origin_fd, cg->supervisor_name);
 		cg->supervisor_name[0] = '\0';
@@ -214,7 +198,31 @@ void isd_cgroup_destroy(struct isd_cgroup *cg)
 		close(cg->origin_fd);
 	cg->parent_fd = cg->origin_fd = -1;
 	cg->path = NULL;
-	__atomic_store_n(&cg->destroying, 0, __ATOMIC_SEQ_CST);
+	return r;
+}
+
+int isd_cgroup_open(const char *parent, const char *name, struct isd_cgroup *cg)
+{
+	_cleanup_free_ char *max = NULL;
+	uint64_t v;
+
+	isd_cgroup_init(cg);
+	if ((size_t)snprintf(cg->name, sizeof(cg->name), "%s", name) >= sizeof(cg->name) ||
+	    (size_t)snprintf(cg->path_buf, sizeof(cg->path_buf), "%s/%s", parent, name) >= sizeof(cg->path_buf))
+		return -ENAMETOOLONG;
+	cg->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->parent_fd >= 0)
+		cg->dirfd = openat(cg->parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (cg->dirfd < 0) {
+		int r = -errno;
+		isd_cgroup_destroy(cg);
+		return r;
+	}
+	cg->path = cg->path_buf;
+	/* "max" (none) reads as no number */
+	if (isd_read_file_at(cg->dirfd, "memory.max", &max, NULL) == 0 && sscanf(max, "%" SCNu64, &v) == 1)
+		cg->memory_max = v;
+	return 0;
 }
 
 int isd_cgroup_attach(const struct isd_cgroup *cg, pid_t pid)
@@ -356,6 +364,7 @@ int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose, bool kill_orp
 		return 0;
 	while ((de = readdir(d))) {
 		pid_t owner = owner_of(de->d_name);
+		struct isd_cgroup c;
 		int cfd, r;
 
 		if (de->d_type != DT_DIR || owner <= 0 || owner_alive(owner))
@@ -375,10 +384,10 @@ int isd_cgroup_gc_dir(const char *dir, bool dry_run, bool verbose, bool kill_orp
 			close(cfd);
 			continue;
 		}
-		kill_all(cfd);
-		wait_empty(cfd, 2000);
 		close(cfd);
-		r = rmdir_at(dfd, de->d_name);
+		r = isd_cgroup_open(dir, de->d_name, &c);
+		if (r == 0)
+			r = isd_cgroup_destroy(&c);
 		if (r < 0) {
 			if (verbose)
 				fprintf(stderr, "isd gc: cannot remove %s/%s: %s\n", dir, de->d_name, strerror(-r));

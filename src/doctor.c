@@ -16,6 +16,7 @@
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
 #include "isd/session.h"
+#include "isd/image.h"
 #include "isd/util.h"
 #include "isd/path-util.h"
 
@@ -436,7 +437,7 @@ static void check_tiers(struct report *r)
 static void check_images(struct report *r)
 {
 	struct check *c = add(r, "image store", false);
-	_cleanup_free_ char *dir = isd_xdg_path("XDG_DATA_HOME", ".local/share", "isd/images");
+	_cleanup_free_ char *dir = isd_store_dir();
 	struct stat st;
 
 	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))

@@ -174,3 +174,21 @@ int isd_image_config_apply(struct isd_spec *spec, bool user_given)
 	isd_image_config_free(&cfg);
 	return 0;
 }
+
+char *isd_store_dir(void)
+{
+	return isd_xdg_path("XDG_DATA_HOME", ".local/share", "isd/images");
+}
+
+bool isd_store_valid_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > 128 || name[0] == '.' || name[0] == '-' || !strcmp(name, "host"))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '-' || *p == '_' || *p == '.'))
+			return false;
+	return true;
+}

@@ -7,6 +7,7 @@
 #include "isd/cli.h"
 #include "options.h"
 #include "isd/fsutil.h"
+#include "isd/image.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -325,9 +326,10 @@ int isd_options_resolve_image(struct isd_spec *spec, const char *name)
 	spec->rootfs = NULL;
 	if (!strcmp(name, "host"))
 		return 0;
-	if (!name[0] || strchr(name, '/') || name[0] == '.')
-		return isd_error(0, "--image '%s': not an image name (use --rootfs for a directory)", name);
-	base = isd_xdg_path("XDG_DATA_HOME", ".local/share", "isd/images");
+	if (!isd_store_valid_name(name))
+		return isd_error(0, "--image '%s': not an image name (letters, digits, '-', '_', '.'; use --rootfs for a "
+				    "directory)", name);
+	base = isd_store_dir();
 	/* A built image publishes NAME/current -> <id>; resolving it now pins
 	 * this sandbox to that tree even if a rebuild switches the link. */
 	current = isd_xasprintf("%s/%s/current/rootfs", base, name);

@@ -199,9 +199,7 @@ bool isd_oci_is_local_ref(const char *ref);
 /* ------------------------------------------------------------------ */
 /* Store                                                                */
 
-/* $XDG_DATA_HOME/isd/images (or ~/.local/share/isd/images). */
-char *isd_store_dir(void);
-bool isd_store_valid_name(const char *name);
+/* isd_store_dir() and isd_store_valid_name(): isd/image.h, the runtime's. */
 
 struct isd_store_txn {
 	char *name;

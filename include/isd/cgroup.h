@@ -2,7 +2,7 @@
 /*
  * cgroup v2 resource limits for one sandbox, rootless.
  *
- * Placement (first that works, see plan() in src/cgroup.c):
+ * Placement (first that works, see isd_cgroup_plan() in src/cgroup-plan.c):
  *  1. isd's own cgroup C, when it is writable (delegated) and a child can get
  *     controllers: C is the hierarchy root, or isd is C's only process -- then
  *     isd moves itself into the leaf C/isd-<pid>-<rand>-supervisor first,
@@ -38,14 +38,12 @@ struct isd_cgroup {
 	char *path; /* absolute path of the sandbox's cgroup dir, NULL when none */
 	int dirfd;  /* O_DIRECTORY fd of it for clone3(CLONE_INTO_CGROUP), -1 when none */
 
-	/* Private.  Everything isd_cgroup_destroy() needs is held here in
-	 * fixed storage so that it can run from a signal handler (no malloc);
-	 * do not copy the struct (path points into it). */
+	/* Private: what isd_cgroup_destroy() undoes.  Do not copy the struct
+	 * (path points into it). */
 	int parent_fd;            /* directory holding the sandbox dir (unlinkat) */
 	int origin_fd;            /* supervisor-leaf case: the cgroup isd came from, else -1 */
 	unsigned origin_enabled;  /* controllers isd enabled in origin's subtree_control */
 	uint64_t memory_max;      /* the memory limit written, for the OOM line; 0 = none */
-	int destroying;
 	char name[64];            /* basename of path */
 	char supervisor_name[80]; /* leaf isd moved itself into, "" when none */
 	char path_buf[PATH_MAX];
@@ -73,9 +71,13 @@ void isd_cgroup_report(const struct isd_cgroup *cg, pid_t payload_pid, const cha
 void isd_cgroup_report_status(const struct isd_cgroup *cg, pid_t payload_pid,
 			      const char *payload_comm, int wait_status);
 /* Kill what remains (cgroup.kill, else SIGKILL each pid of cgroup.procs),
- * wait until empty (bounded), rmdir, undo the supervisor leaf.  Async-signal
- * safe and idempotent; a call that interrupts a running one returns at once. */
-void isd_cgroup_destroy(struct isd_cgroup *cg);
+ * wait until empty (bounded), rmdir, undo the supervisor leaf.  A second
+ * call does nothing.  0, or why the directory could not be removed. */
+int isd_cgroup_destroy(struct isd_cgroup *cg);
+/* The sandbox cgroup parent/name that an isd made (isd gc's leftovers), to
+ * report on and destroy as its isd would have; its memory limit is read
+ * back from memory.max. */
+int isd_cgroup_open(const char *parent, const char *name, struct isd_cgroup *cg);
 /* `isd gc [--dry-run]`: remove isd-<pid>-* cgroups whose owner is dead,
  * killing what still runs in them (isd_cgroup_prepare() does the same,
  * cheaply, for empty ones only). */
@@ -119,8 +121,6 @@ struct isd_cgroup_write {
  * with the message recorded for inconsistent limits. */
 int isd_cgroup_limit_writes(const struct isd_limits *l, struct isd_cgroup_write *out);
 unsigned isd_cgroup_needed_controllers(const struct isd_limits *l);
-/* "4.0 GiB", "512.0 MiB", "100 B". */
-void isd_format_size(uint64_t bytes, char *buf, size_t len);
 /* "cpu cpuset" -> mask; unknown names are ignored. */
 unsigned isd_cgroup_parse_controllers(const char *text);
 /* mask -> "cpu memory" (each name after prefix, e.g. "+"); "none" for 0. */

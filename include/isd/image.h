@@ -75,4 +75,12 @@ void isd_image_config_free(struct isd_image_config *cfg);
  * set, and its id map when usable for spec->uid/gid.  No meta.json: 0. */
 int isd_image_config_apply(struct isd_spec *spec, bool user_given);
 
+/* The image store, shared by isd exec --image and isd build:
+ * $XDG_DATA_HOME/isd/images (or ~/.local/share/isd/images). */
+char *isd_store_dir(void);
+/* The one rule for an image's name: letters, digits, '-', '_', '.', at
+ * most 128, not starting with '.' or '-', not "host" (the host's own
+ * directories). */
+bool isd_store_valid_name(const char *name);
+
 #endif

@@ -30,7 +30,8 @@
 int isd_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record a message verbatim (already complete); returns err. */
 int isd_error_raw(int err, const char *msg);
-/* Append a hint ("; fix: ...") to the recorded message. */
+/* Append " (HINT)" to the recorded message: how to fix it ("fix: ...") or
+ * what else the reader needs to know. */
 void isd_error_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The recorded message, or "" when none. */
 const char *isd_error_message(void);
@@ -91,6 +92,8 @@ char **isd_strv_copy(char *const *strv);
  * "100MiB"); binary multiples.  Rejects 0-less, negative and overflowing
  * values. */
 int isd_parse_size(const char *s, uint64_t *out);
+/* The other way, for people: "4.0 GiB", "512.0 MiB", "100 B". */
+void isd_format_size(uint64_t bytes, char *buf, size_t len);
 int isd_parse_uint32(const char *s, uint32_t *out);
 int isd_parse_octal_mode(const char *s, uint32_t *out);
 /* Collapse "//", "/./" and trailing "/" in an absolute path; refuses ".."

@@ -482,14 +482,20 @@ static void test_gc_destroy_report(void)
 	rmdir(x);
 	free(x);
 
-	/* destroy: removes the dir, twice is harmless */
+	/* destroy: removes the dir, twice is harmless; the limit comes back
+	 * from memory.max */
 	isd_cgroup_init(&c);
 	CHECK(c.dirfd == -1 && c.path == NULL);
-	snprintf(c.name, sizeof(c.name), "isd-%d-0badc0de", (int)getpid());
-	c.parent_fd = open(d, O_RDONLY | O_DIRECTORY);
-	c.dirfd = openat(c.parent_fd, c.name, O_RDONLY | O_DIRECTORY);
-	CHECK(c.dirfd >= 0);
-	c.memory_max = 4 * GiB;
+	x = isd_xasprintf("isd-%d-0badc0de", (int)getpid());
+	{
+		char *max = isd_xasprintf("%s/%s/memory.max", d, x);
+		int fd = open(max, O_WRONLY | O_CREAT, 0644);
+		CHECK(fd >= 0 && write(fd, "4294967296\n", 11) == 11);
+		close(fd);
+		free(max);
+	}
+	CHECK(isd_cgroup_open(d, x, &c) == 0 && c.dirfd >= 0 && c.path && !strcmp(strrchr(c.path, '/') + 1, x));
+	free(x);
 
 	/* report: nothing without oom_kill, one line with it */
 	CHECK(pipe(pipefd) == 0);
@@ -523,12 +529,13 @@ static void test_gc_destroy_report(void)
 		       "itself\n");
 
 	unlinkat(c.dirfd, "memory.events", 0);
-	isd_cgroup_destroy(&c);
-	CHECK(c.dirfd == -1 && c.parent_fd == -1 && c.path == NULL);
+	unlinkat(c.dirfd, "memory.max", 0);
+	CHECK(isd_cgroup_destroy(&c) == 0);
+	CHECK(c.dirfd == -1 && c.path == NULL);
 	x = isd_xasprintf("%s/isd-%d-0badc0de", d, (int)getpid());
 	CHECK(access(x, F_OK) < 0);
 	free(x);
-	isd_cgroup_destroy(&c);
+	CHECK(isd_cgroup_destroy(&c) == 0);
 	free(d);
 }
 
@@ -569,9 +576,11 @@ static int killcase_in_pidns(void)
 		bad |= write(fd, pidbuf, strlen(pidbuf)) != (ssize_t)strlen(pidbuf);
 	}
 	close(fd);
-	isd_cgroup_init(&c);
-	c.dirfd = open(d, O_RDONLY | O_DIRECTORY);
-	isd_cgroup_destroy(&c);
+	*strrchr(d, '/') = '\0';
+	if (isd_cgroup_open(d, d + strlen(d) + 1, &c) < 0)
+		return 2;
+	d[strlen(d)] = '/';
+	isd_cgroup_destroy(&c); /* a plain directory holding cgroup.procs: not removed */
 	for (int i = 0; i < 3; i++) {
 		/* never hang: whatever destroy missed dies here, and counts */
 		status = 0;
