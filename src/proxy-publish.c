@@ -280,9 +280,10 @@ void proxy_publish_stop(struct isd_proxy *p)
 	if (p->factory_fd >= 0)
 		close(p->factory_fd); /* the factory's recv ends: it exits */
 	p->factory_fd = -1;
-	if (p->factory_pid > 0) {
-		/* Also when stopped (SIGSTOP from a payload that sees it);
-		 * already reaped when --pid host had isd kill what was left. */
+	/* Killed also when stopped (SIGSTOP from a payload that sees it),
+	 * but only while it is still an unreaped child of ours, whose pid
+	 * nothing else can have: --pid host has isd reap what was left. */
+	if (p->factory_pid > 0 && waitpid(p->factory_pid, NULL, WNOHANG) == 0) {
 		kill(p->factory_pid, SIGKILL);
 		while (waitpid(p->factory_pid, NULL, 0) < 0 && errno == EINTR)
 			;
