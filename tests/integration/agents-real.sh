@@ -77,8 +77,10 @@ run_real_agent() {
 	[ ! -e "$T/proj/created.txt" ] || fail "the project changed before isd apply"
 	expect_eq "$(home_hash)" "$before" "the caller's home after rm -rf \$HOME/*"
 	# The extension the tool planted in the agent's state is held, not on
-	# the host; isd diff names it.
-	ls "$AH"/.omp/agent/extensions/planted.ts "$AH"/.pi/agent/extensions/planted.ts 2>/dev/null && fail "a planted extension reached the host"
+	# the host; isd diff names it.  (Only this agent's: the other one's
+	# test runs in parallel in the same home.)
+	planted=$AH/$STATE_DIR/agent/extensions/planted.ts
+	[ ! -e "$planted" ] || fail "a planted extension reached the host"
 	XDG_STATE_HOME=$T/state run_isd diff
 	expect_contains "$out" "agent/extensions: executable configuration" "the held extension in isd diff (exec stderr: $exec_err; model: $(cat "$T/model.log"))"
 	expect_contains "$out" "planted.ts"
@@ -86,6 +88,8 @@ run_real_agent() {
 	# isd state restore brings every file of it back as it was.
 	state_files >"$T/state.merged"
 	[ -n "$(LC_ALL=C comm -23 "$T/state.before" "$T/state.merged")" ] || fail "the rm -rf of the state did not reach the host (the test needs it to)"
+	# (The turn's own transcript goes with the rm -rf: the fake agents of
+	# agent-state.sh check that a transcript is on the host before apply.)
 	HOME=$AH XDG_STATE_HOME=$T/state run_isd state restore
 	expect_rc 0 "isd state restore"
 	state_files >"$T/state.after"
@@ -97,6 +101,12 @@ run_real_agent() {
 	XDG_STATE_HOME=$T/state run_isd apply
 	expect_rc 0 "isd apply"
 	expect_eq "$(cat "$T/proj/created.txt")" agent-was-here "the applied file"
+	# isd apply --state takes the held extension (the next run of the
+	# test starts without it).
+	at_teardown "rm -f '$planted'; rmdir '${planted%/*}' 2>/dev/null"
+	HOME=$AH XDG_STATE_HOME=$T/state run_isd apply --state
+	expect_rc 0 "isd apply --state"
+	[ -f "$planted" ] || fail "isd apply --state did not take the planted extension: $out"
 }
 
 omp_models() {
