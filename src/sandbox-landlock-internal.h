@@ -17,7 +17,16 @@
 struct isd_tier_dirs {
 	char *root, *tmp, *home, *bin;
 	char *copy; /* the cow workspace's copy (src/workspace-copy.h), or NULL */
+	/* per spec mount, for --agent-state ones: the copy of a state
+	 * directory (beside its store's upper layer), or the store's copy of
+	 * a state file */
+	char **state;
+	size_t n_state;
 };
+
+/* Where a destination beneath the spec's home directory is in the private
+ * home (NULL when it is not beneath it). */
+char *isd_tier_home_path(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, const char *dst);
 
 /* The payload's path for a path of the workspace (its copy's, with cow). */
 char *isd_tier_workspace_path(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, const char *path);

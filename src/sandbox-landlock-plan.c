@@ -42,6 +42,17 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
 }
 
+char *isd_tier_home_path(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, const char *dst)
+{
+	const char *home = isd_spec_getenv(spec, "HOME");
+	size_t n;
+
+	if (!home || home[0] != '/' || !home[1] || !under(dst, home))
+		return NULL;
+	n = strlen(home);
+	return isd_xasprintf("%s%s", dirs && dirs->home ? dirs->home : "<HOME>", dst + n);
+}
+
 char *isd_tier_workspace_path(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, const char *path)
 {
 	const char *ws = spec->workspace.path;
@@ -152,7 +163,21 @@ void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs
 
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
+		_cleanup_free_ char *at = isd_tier_home_path(spec, dirs, m->destination);
 
+		if (m->agent_state) {
+			/* noexec, as the full tier's state overlays */
+			const char *p = dirs && i < dirs->n_state && dirs->state[i] ? dirs->state[i] : at;
+			if (p)
+				isd_landlock_plan_add(plan, p, WRITE_ALL & ~LANDLOCK_ACCESS_FS_EXECUTE,
+						      "the agent's state: a copy, merged (guarded) when the sandbox ends");
+			continue;
+		}
+		if (m->type == ISD_MOUNT_TMPFS && at) {
+			isd_landlock_plan_add(plan, at, m->exec ? WRITE_ALL : WRITE_ALL & ~LANDLOCK_ACCESS_FS_EXECUTE,
+					      "a tmpfs in the home directory: a private directory (no size bound)");
+			continue;
+		}
 		if (m->type != ISD_MOUNT_BIND || m->rebind || (ws && !strcmp(m->destination, ws)))
 			continue;
 		isd_landlock_plan_add(plan, m->destination, m->readonly ? ISD_LANDLOCK_READ : WRITE_ALL,
@@ -273,8 +298,14 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 				    "and /etc/hosts");
 	if (spec->activity_log)
 		return isd_error(0, TIER ": --activity-log is not supported in this tier yet");
-	if (spec->storage.size || spec->storage.inodes || spec->storage.min_free_set)
-		return isd_error(0, TIER ": --storage-opt is not supported in this tier yet");
+	/* The watcher counts an overlay's upper layer, not a copy: a bound
+	 * the user asked for is refused, a profile's default noted (each
+	 * file stays bounded). */
+	for (const char *const *k = (const char *const[]){"storage:size", "storage:inodes", "storage:min-free", NULL}; *k; k++) {
+		const char *o = isd_spec_get_origin(spec, *k);
+		if (o && strncmp(o, "profile ", 8))
+			return isd_error(0, TIER ": --storage-opt %s is not supported in this tier yet", *k + 8);
+	}
 	if ((sock = engine_socket()))
 		return isd_error(0, TIER ": the container engine's socket %s answers you, and Landlock cannot keep the payload "
 				    "from a unix socket by its path (that socket is root on the engine's host); use the full tier "
@@ -291,16 +322,21 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
 
-		if (m->agent_state)
-			return isd_error(0, TIER ": --agent-state %s needs its guarded copy-on-write layers (a mount namespace)",
-					 spec->agent_state ? spec->agent_state : m->destination);
+		_cleanup_free_ char *in_home = isd_tier_home_path(spec, NULL, m->destination);
+
+		if (m->agent_state) {
+			if (!in_home)
+				return isd_error(0, TIER ": the agent's state %s lies outside the home directory", m->destination);
+			continue;
+		}
 		if (m->type == ISD_MOUNT_OVERLAY)
 			continue; /* the cow workspace: a copy in this tier */
 		if (m->type == ISD_MOUNT_TMPFS) {
-			if (isd_tier_tmp_destination(m->destination) || !strcmp(m->destination, ISD_COMMAND_LINK_DIR))
+			if (isd_tier_tmp_destination(m->destination) || !strcmp(m->destination, ISD_COMMAND_LINK_DIR) || in_home)
 				continue;
 			return isd_error(0, TIER ": --tmpfs %s (%s) needs a mount namespace; only /tmp, /var/tmp and /run "
-						 "become the private TMPDIR", m->destination, m->origin ? m->origin : "isd");
+						 "become the private TMPDIR, and one in the home directory a private directory",
+					 m->destination, m->origin ? m->origin : "isd");
 		}
 		if (m->rebind) {
 			for (size_t j = 0; j < spec->n_mounts; j++)

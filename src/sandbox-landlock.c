@@ -29,6 +29,9 @@
 #include "isd/path-util.h"
 #include "isd/session.h"
 #include "workspace-copy.h"
+#include "mount.h"
+#include "isd/storage.h"
+#include "isd/agent-state.h"
 #include "workspace.h"
 
 #include <arpa/inet.h>
@@ -126,6 +129,8 @@ static _Noreturn void child_main(const struct tier_run *t, pid_t parent, const s
 		isd_error(-errno, "changing to the working directory %s", t->workdir ? t->workdir : "/");
 		fail_child(t, ISD_EXIT_FAILURE);
 	}
+	if (isd_storage_payload_limits(&spec->storage) < 0)
+		fail_child(t, ISD_EXIT_FAILURE);
 	r = isd_landlock_apply(&t->plan);
 	if (r == 0)
 		r = isd_seccomp_install(&t->sockets);
@@ -193,8 +198,23 @@ static char **tier_env(const struct isd_spec *spec, const struct isd_tier_dirs *
 		_cleanup_free_ char *pwd = isd_tier_workspace_path(spec, dirs, env_get(env, "PWD"));
 		env_set(&env, "PWD", pwd);
 	}
-	if (dirs->home)
+	if (dirs->home) {
+		/* A path the profile made from the real home (GOPATH=${HOME}/go)
+		 * means the private one, where its tmpfs now is. */
+		const char *home = isd_spec_getenv(spec, "HOME");
+		size_t n = strlen(home);
+
+		for (size_t i = 0; env[i]; i++) {
+			char *eq = strchr(env[i], '='), *v;
+			if (!eq || !strncmp(env[i], "PATH=", 5) || !strncmp(env[i], "PWD=", 4) ||
+			    strncmp(eq + 1, home, n) || (eq[1 + n] != '/' && eq[1 + n]))
+				continue;
+			v = isd_xasprintf("%.*s%s%s", (int)(eq + 1 - env[i]), env[i], dirs->home, eq + 1 + n);
+			free(env[i]);
+			env[i] = v;
+		}
 		env_set(&env, "HOME", dirs->home);
+	}
 	if (port) {
 		char from[64], to[64], jfrom[64], jto[64];
 		snprintf(from, sizeof(from), "127.0.0.1:%u", isd_netcfg_proxy_port(&spec->net));
@@ -219,7 +239,7 @@ static char **tier_env(const struct isd_spec *spec, const struct isd_tier_dirs *
 /* What is bound from beneath the real home appears in the private one as
  * a link to its real path (the workspace too), as the full tier shows it
  * in an empty home. */
-static int link_from_home(const char *priv, const char *home, const char *dst)
+static int link_from_home(const char *priv, const char *home, const char *dst, const char *target)
 {
 	size_t n = strlen(home);
 	_cleanup_free_ char *at = NULL, *dir = NULL;
@@ -234,8 +254,8 @@ static int link_from_home(const char *priv, const char *home, const char *dst)
 	*slash = '\0';
 	if ((r = isd_mkdir_p(dir, 0755)) < 0)
 		return isd_error(r, "creating %s in the sandbox's private home", dir);
-	if (symlink(dst, at) < 0 && errno != EEXIST)
-		return isd_error(-errno, "linking %s to %s in the sandbox's private home", at, dst);
+	if (symlink(target, at) < 0 && errno != EEXIST)
+		return isd_error(-errno, "linking %s to %s in the sandbox's private home", at, target);
 	return 0;
 }
 
@@ -263,13 +283,32 @@ static int make_dirs(const struct isd_spec *spec, struct isd_tier_dirs *d)
 		d->home = isd_xasprintf("%s/home", d->root);
 		if (mkdir(d->home, 0755) < 0)
 			return isd_error(-errno, "creating the sandbox's private home %s", d->home);
+		/* A tmpfs first: the binds beneath one are links inside it. */
 		for (size_t i = 0; i < spec->n_mounts; i++) {
-			const struct isd_mount *m = &spec->mounts[i];
+			_cleanup_free_ char *at = isd_tier_home_path(spec, d, spec->mounts[i].destination);
 			int r;
 
-			if (m->type != ISD_MOUNT_BIND || m->rebind)
+			if (spec->mounts[i].type == ISD_MOUNT_TMPFS && at && (r = isd_mkdir_p(at, 0700)) < 0)
+				return isd_error(r, "creating %s in the sandbox's private home", at);
+		}
+		for (size_t i = 0; i < spec->n_mounts; i++) {
+			const struct isd_mount *m = &spec->mounts[i];
+			const char *target = m->destination;
+			bool in_state = false;
+			int r;
+
+			if (m->agent_state)
+				target = i < d->n_state ? d->state[i] : NULL;
+			else if (m->type != ISD_MOUNT_BIND || m->rebind)
 				continue;
-			if ((r = link_from_home(d->home, home, m->destination)) < 0)
+			/* The copy of a state directory holds what is bound
+			 * beneath it (the agent's own code) already. */
+			for (size_t j = 0; !m->agent_state && j < spec->n_mounts; j++)
+				in_state |= spec->mounts[j].agent_state && j != i &&
+					    isd_path_below(m->destination, spec->mounts[j].destination);
+			if (!target || in_state)
+				continue;
+			if ((r = link_from_home(d->home, home, m->destination, target)) < 0)
 				return r;
 		}
 	}
@@ -302,6 +341,9 @@ static void remove_dirs(struct isd_tier_dirs *d)
 	free(d->home);
 	free(d->bin);
 	free(d->copy);
+	for (size_t i = 0; i < d->n_state; i++)
+		free(d->state[i]);
+	free(d->state);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -369,6 +411,65 @@ static int run_terminal(const struct isd_spec *spec, int *master, pid_t pid)
 	return r;
 }
 
+/* --agent-state: each state directory copied beside its store's upper
+ * layer (into which its changes go at the end, for the store's guarded
+ * merge), each state file the store's own copy. */
+static int copy_state(const struct isd_spec *spec, const struct isd_mount_extras *x, struct isd_tier_dirs *d)
+{
+	d->n_state = spec->n_mounts;
+	d->state = isd_xcalloc(d->n_state, sizeof(char *));
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		_cleanup_free_ char *layer = NULL;
+		int r;
+
+		if (!m->agent_state)
+			continue;
+		if (m->type != ISD_MOUNT_OVERLAY) {
+			d->state[i] = x->state_file && x->state_file[i] ? isd_xstrdup(x->state_file[i]) : NULL;
+			continue;
+		}
+		if (!x->state_upper || !x->state_upper[i])
+			continue;
+		layer = isd_xstrdup(x->state_upper[i]);
+		*strrchr(layer, '/') = '\0';
+		d->state[i] = isd_xasprintf("%s/landlock-copy", layer);
+		{
+			_cleanup_close_ int dir = open(layer, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (dir >= 0)
+				(void)isd_rm_rf_at(dir, "landlock-copy");
+		}
+		if ((r = isd_workspace_copy(m->source, d->state[i], NULL)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* After the run: the changes of each state directory's copy into its
+ * store's upper layer, the copy gone. */
+static void close_state(const struct isd_spec *spec, const struct isd_mount_extras *x, struct isd_tier_dirs *d,
+			const struct timespec *since)
+{
+	for (size_t i = 0; i < d->n_state; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		_cleanup_free_ char *layer = NULL;
+		_cleanup_close_ int dir = -1;
+
+		if (!d->state[i] || m->type != ISD_MOUNT_OVERLAY)
+			continue;
+		if (since->tv_sec && isd_workspace_copy_to_upper(m->source, d->state[i], x->state_upper[i], NULL, since) < 0) {
+			isd_error_print("keeping the agent's state failed");
+			fprintf(stderr, "isd: the agent's copy of %s stays in %s\n", m->source, d->state[i]);
+			continue;
+		}
+		layer = isd_xstrdup(x->state_upper[i]);
+		*strrchr(layer, '/') = '\0';
+		dir = open(layer, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dir >= 0)
+			(void)isd_rm_rf_at(dir, "landlock-copy");
+	}
+}
+
 /* The cow workspace: a new session, and the project copied into it. */
 static int open_copy(const struct isd_spec *spec, struct isd_session *session, struct isd_tier_dirs *d,
 		     struct timespec *since)
@@ -392,8 +493,6 @@ static int open_copy(const struct isd_spec *spec, struct isd_session *session, s
 	free(d->copy);
 	d->copy = isd_xasprintf("%s/landlock-copy/%s", session->dir, base && base[1] ? base + 1 : "workspace");
 	r = isd_workspace_copy(ws, d->copy, spec->workspace.masked);
-	/* The coarse clock is the one ctime comes from: a change in the same
-	 * tick is compared, never missed. */
 	clock_gettime(CLOCK_REALTIME_COARSE, since);
 	return r;
 }
@@ -429,6 +528,8 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	struct isd_session session = {.lock_fd = -1};
 	struct timespec since = {0};
 	bool have_session = false;
+	struct isd_mount_extras extras = {.image_fd = -1};
+	struct isd_agent_state_run *astate = NULL;
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
 	struct sigaction old_forward[ISD_N_FORWARDED_SIGNALS];
 	bool forwarding = false;
@@ -442,10 +543,12 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	pid_t pid, self = getpid();
 
 	isd_cgroup_init(&cg);
+	if (spec->storage.size)
+		fprintf(stderr, "isd: note: the landlock tier does not watch the profile's --storage-opt size: each file is "
+				"bounded (RLIMIT_FSIZE), the sandbox's total is not\n");
 	if ((r = isd_seccomp_prepare(spec->seccomp, &t.seccomp)) < 0 || (r = isd_tier_socket_filter(spec, &t.sockets)) < 0 ||
 	    (r = isd_cgroup_prepare(&spec->limits, &cg)) < 0 || (r = isd_spec_create_sources(spec)) < 0 ||
-	    (r = isd_workspace_prepare_host(spec, &ws_host)) < 0 || (r = make_dirs(spec, &t.dirs)) < 0 ||
-	    (r = isd_proxy_new(spec, &proxy)) < 0)
+	    (r = isd_workspace_prepare_host(spec, &ws_host)) < 0 || (r = isd_proxy_new(spec, &proxy)) < 0)
 		goto out;
 	if (spec->network == ISD_NET_NETLESS && (r = relay_listener(proxy, &port)) < 0)
 		goto out;
@@ -455,6 +558,12 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 		if (r < 0)
 			goto out;
 	}
+	if ((r = isd_agent_state_begin(spec, have_session ? session.id : NULL, getenv("HOME"), &extras, &astate)) < 0 ||
+	    (r = copy_state(spec, &extras, &t.dirs)) < 0 || (r = make_dirs(spec, &t.dirs)) < 0)
+		goto out;
+	/* The coarse clock is the one ctime comes from: a change in the same
+	 * tick is compared, never missed. */
+	clock_gettime(CLOCK_REALTIME_COARSE, &since);
 	t.workdir = isd_tier_workspace_path(spec, &t.dirs, spec->workdir);
 	isd_tier_plan(spec, &t.dirs, port, &t.plan);
 	t.env = tier_env(spec, &t.dirs, port);
@@ -547,6 +656,10 @@ wait:
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
 out:
 	isd_cgroup_destroy(&cg);
+	close_state(spec, &extras, &t.dirs, &since);
+	/* Held state is shown by isd diff of the session: it stays. */
+	if (isd_agent_state_end(astate) && have_session)
+		session.keep = true;
 	if (have_session)
 		close_copy(spec, &session, &t.dirs, &since);
 	isd_workspace_cleanup_host(spec, ws_host);

@@ -360,3 +360,45 @@ end" "the masked file of a read-only workspace"
 	run_isd exec --isolation landlock --workspace "$P:cow" --mask .env -- sh -c "cat $P/.env 2>/dev/null && echo leaked; echo end"
 	expect_eq "$out" end "the project's own masked file, beside the copy"
 }
+
+# The agent profile in the landlock tier: its tmpfs in the home directory
+# become private directories, the agent's state a copy whose changes go
+# through the store's guarded merge (agent-state.sh's fake claude): the
+# transcript reaches the host at once, hooks and MCP servers are held.
+test_landlock_agent_profile_state_guarded() {
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
+	. "$ISD_TEST_SRCDIR/tests/integration/agent-state.sh"
+	state_home
+	mkdir -p "$h/.claude"
+	printf '{\n  "model": "opus"\n}\n' >"$h/.claude/settings.json"
+	printf '{"numStartups": 1}\n' >"$h/.claude.json"
+	fake_agent claude <<'AGENT'
+echo "home=$HOME"
+mkdir -p ~/.claude/projects/p ~/.claude/hooks ~/.cache/x
+echo '{"type":"user","message":"hi"}' >~/.claude/projects/p/transcript.jsonl
+printf '{\n  "model": "sonnet",\n  "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "id"}]}]}\n}\n' >~/.claude/settings.json
+printf '#!/bin/sh\necho hook\n' >~/.claude/hooks/s.sh
+printf '{"numStartups": 2, "mcpServers": {"evil": {"command": "sh"}}}\n' >~/.claude.json
+echo changed >>"$PWD/README"
+AGENT
+	echo readme >"$proj/README"
+	in_proj exec --isolation landlock --limits best-effort -- claude
+	expect_rc 0 "fake claude in the landlock tier"
+	expect_contains "$out" "home=/" "the agent ran"
+	expect_not_contains "$out" "home=$h" "HOME is the private one"
+	[ -f "$h/.claude/projects/p/transcript.jsonl" ] || fail "transcript not on the host: $err"
+	id=$(held_id)
+	[ -n "$id" ] || fail "no held line: $err"
+	python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1])); c = json.load(open(sys.argv[2]))
+assert s == {"model": "sonnet"}, s
+assert c == {"numStartups": 2}, c
+' "$h/.claude/settings.json" "$h/.claude.json" || fail "code-bearing keys reached the host: $(cat "$h/.claude/settings.json" "$h/.claude.json")"
+	[ ! -e "$h/.claude/hooks" ] || fail "~/.claude/hooks reached the host"
+	[ ! -e "$h/.cache/x" ] || fail "the private ~/.cache reached the host"
+	expect_eq "$(cat "$proj/README")" readme "the project waits for isd apply"
+	in_proj diff "$id"
+	expect_contains "$out" "README"
+	expect_contains "$out" "key hooks"
+}
