@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "command.h"
+#include "mount.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 #include "isd/path-util.h"
@@ -18,7 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char *const host_image_dirs[] = {"/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL};
 
 /* Is path an executable file as the sandbox will show it? */
 static bool visible_executable(const struct isd_spec *spec, const char *path)
@@ -47,8 +47,8 @@ static bool visible_executable(const struct isd_spec *spec, const char *path)
 		fd = isd_openat2(root, path, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 		return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
 	}
-	for (size_t i = 0; host_image_dirs[i]; i++)
-		if (isd_path_under(path, host_image_dirs[i]))
+	for (size_t i = 0; path[0] == '/' && isd_host_image_entries[i]; i++)
+		if (isd_path_under(path + 1, isd_host_image_entries[i]))
 			return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
 	return false;
 }

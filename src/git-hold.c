@@ -255,8 +255,10 @@ out:
 
 static void examine_gitdir(struct walk *w, int g, const char *grel, bool linked, unsigned nesting);
 
-/* modules/: each submodule's git directory, at any depth of its name. */
-static void examine_modules(struct walk *w, int dir, const char *rel, unsigned depth, unsigned nesting)
+typedef void (*subdir_fn)(struct walk *w, int sub, const char *srel, unsigned depth, unsigned nesting);
+
+/* fn for each directory in dir (no dot names, never through a link). */
+static void each_subdir(struct walk *w, int dir, const char *rel, subdir_fn fn, unsigned depth, unsigned nesting)
 {
 	struct dirent *e;
 	DIR *d;
@@ -275,38 +277,35 @@ static void examine_modules(struct walk *w, int dir, const char *rel, unsigned d
 		    (sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			continue;
 		srel = join(rel, e->d_name);
-		if (looks_like_gitdir(sub))
-			examine_gitdir(w, sub, srel, false, nesting + 1);
-		else if (depth < MAX_MODULE_DEPTH)
-			examine_modules(w, sub, srel, depth + 1, nesting);
-		else
-			w->too_deep = true;
+		fn(w, sub, srel, depth, nesting);
 	}
 	closedir(d);
 }
 
+/* modules/: each submodule's git directory, at any depth of its name. */
+static void module_entry(struct walk *w, int sub, const char *srel, unsigned depth, unsigned nesting)
+{
+	if (looks_like_gitdir(sub))
+		examine_gitdir(w, sub, srel, false, nesting + 1);
+	else if (depth < MAX_MODULE_DEPTH)
+		each_subdir(w, sub, srel, module_entry, depth + 1, nesting);
+	else
+		w->too_deep = true;
+}
+
+static void examine_modules(struct walk *w, int dir, const char *rel, unsigned depth, unsigned nesting)
+{
+	each_subdir(w, dir, rel, module_entry, depth, nesting);
+}
+
+static void worktree_entry(struct walk *w, int sub, const char *srel, unsigned depth, unsigned nesting)
+{
+	examine_gitdir(w, sub, srel, true, nesting + 1);
+}
+
 static void examine_worktrees(struct walk *w, int dir, const char *rel, unsigned nesting)
 {
-	struct dirent *e;
-	DIR *d;
-	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((e = readdir(d))) {
-		_cleanup_close_ int sub = -1;
-		_cleanup_free_ char *srel = NULL;
-
-		if (e->d_name[0] == '.' ||
-		    (sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			continue;
-		srel = join(rel, e->d_name);
-		examine_gitdir(w, sub, srel, true, nesting + 1);
-	}
-	closedir(d);
+	each_subdir(w, dir, rel, worktree_entry, 0, nesting);
 }
 
 /* A git directory (g, grel relative to the workspace): what of it git

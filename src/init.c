@@ -54,11 +54,6 @@ int isd_init_block_signals(sigset_t *old_mask)
 	return 0;
 }
 
-int isd_init_run(pid_t payload)
-{
-	return isd_init_run_until(payload, 0);
-}
-
 int isd_init_run_until(pid_t payload, int stop_sig)
 {
 	sigset_t set;

@@ -70,10 +70,8 @@ extern const int isd_forwarded_signals[ISD_N_FORWARDED_SIGNALS];
 int isd_init_block_signals(sigset_t *old_mask);
 
 /* Run as init until the payload exits; returns the status isd should exit
- * with: the payload's own code, or 128+N when signal N killed it. */
-int isd_init_run(pid_t payload);
-/* The same, but returns -1 as soon as stop_sig (blocked by the caller)
- * arrives. */
+ * with: the payload's own code, or 128+N when signal N killed it; -1 as
+ * soon as stop_sig (blocked by the caller; 0: none) arrives. */
 int isd_init_run_until(pid_t payload, int stop_sig);
 
 /* Without a pid namespace (--pid host), as a child subreaper: SIGKILL every

@@ -24,14 +24,13 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
-
-static const char *const host_image_entries[] = {"usr", "etc", "opt", "bin", "sbin", "lib",
-						   "lib32", "lib64", "libx32", NULL};
+const char *const isd_host_image_entries[] = {"usr", "etc", "opt", "bin", "sbin", "lib",
+					      "lib32", "lib64", "libx32", NULL};
 
 static bool keep_host_entry(const char *name)
 {
-	for (size_t i = 0; host_image_entries[i]; i++)
-		if (!strcmp(name, host_image_entries[i]))
+	for (size_t i = 0; isd_host_image_entries[i]; i++)
+		if (!strcmp(name, isd_host_image_entries[i]))
 			return true;
 	return false;
 }

@@ -37,4 +37,8 @@ struct isd_mount_extras {
  * reachable. */
 int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *extras);
 
+/* The host's directories the sandbox shows read-only (image "host"), by
+ * their names in /; command.c finds the payload's command by the same list. */
+extern const char *const isd_host_image_entries[];
+
 #endif

@@ -156,6 +156,11 @@ struct resolve_job {
 
 /* proxy-conn.c */
 void proxy_epoll_add(struct isd_proxy *p, int fd, struct ev *ev, uint32_t events);
+/* a (of family AF_INET or AF_INET6) and port as a socket address; its length. */
+socklen_t proxy_sockaddr(const struct isd_addr *a, uint16_t port, struct sockaddr_storage *ss);
+/* fd's non-blocking connect to ss begun: c waits for it (CONNECT_TIMEOUT).
+ * false, errno set, when connect failed at once. */
+bool proxy_connect_begin(struct isd_proxy *p, struct conn *c, int fd, const struct sockaddr_storage *ss, socklen_t sl);
 struct conn *proxy_conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd);
 void proxy_conn_close(struct isd_proxy *p, struct conn *c);
 void proxy_free_dead(struct isd_proxy *p);

@@ -56,23 +56,6 @@ struct factory_reply {
 
 enum { STAGE_USERNS = 1, STAGE_ENTER_USERNS, STAGE_ENTER_NETNS, STAGE_CAPS };
 
-static socklen_t sockaddr_of(const struct isd_addr *a, uint16_t port, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (a->family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		s4->sin_addr = a->v4;
-		return sizeof(*s4);
-	}
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-	s6->sin6_family = AF_INET6;
-	s6->sin6_port = htons(port);
-	s6->sin6_addr = a->v6;
-	return sizeof(*s6);
-}
-
 /* ---- the factory (async-signal-safe calls only: isd has threads) ---- */
 
 static void factory_send(int sock, const struct factory_reply *reply, int fd)
@@ -182,7 +165,7 @@ int proxy_publish_listen(struct isd_proxy *p)
 	for (size_t i = 0; i < p->cfg->n_publish; i++) {
 		const struct isd_publish *pub = &p->cfg->publish[i];
 		struct sockaddr_storage ss;
-		socklen_t sl = sockaddr_of(&pub->addr, pub->host_port, &ss);
+		socklen_t sl = proxy_sockaddr(&pub->addr, pub->host_port, &ss);
 		char addr[INET6_ADDRSTRLEN], shown[INET6_ADDRSTRLEN + 8];
 		int fd = socket(pub->addr.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
 		struct listener *l;
@@ -353,19 +336,14 @@ static void connect_inside(struct isd_proxy *p, struct conn *c, int fd)
 {
 	const struct isd_addr *a = &c->addrs[c->next_addr++];
 	struct sockaddr_storage ss;
-	socklen_t sl = sockaddr_of(a, c->port, &ss);
+	socklen_t sl = proxy_sockaddr(a, c->port, &ss);
 	int err;
 
 	c->connected = *a;
 	if (a->family == AF_INET6)
 		snprintf(c->host, sizeof(c->host), "::1");
-	if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
-		c->ufd = fd;
-		proxy_epoll_add(p, fd, &c->uev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
-		c->state = ST_CONNECTING;
-		c->deadline = time(NULL) + CONNECT_TIMEOUT;
+	if (proxy_connect_begin(p, c, fd, &ss, sl))
 		return;
-	}
 	err = errno;
 	close(fd);
 	proxy_publish_connect_failed(p, c, err);

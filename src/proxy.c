@@ -124,40 +124,49 @@ static void on_connected(struct isd_proxy *p, struct conn *c)
 	proxy_pump(p, c);
 }
 
+socklen_t proxy_sockaddr(const struct isd_addr *a, uint16_t port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a->family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		s4->sin_addr = a->v4;
+		return sizeof(*s4);
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(port);
+	s6->sin6_addr = a->v6;
+	return sizeof(*s6);
+}
+
+bool proxy_connect_begin(struct isd_proxy *p, struct conn *c, int fd, const struct sockaddr_storage *ss, socklen_t sl)
+{
+	if (connect(fd, (const struct sockaddr *)ss, sl) < 0 && errno != EINPROGRESS)
+		return false;
+	c->ufd = fd;
+	proxy_epoll_add(p, fd, &c->uev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+	c->state = ST_CONNECTING;
+	c->deadline = time(NULL) + CONNECT_TIMEOUT;
+	return true;
+}
+
 static void connect_next(struct isd_proxy *p, struct conn *c, int last_err)
 {
 	while (c->next_addr < c->n_addrs) {
 		struct isd_addr *a = &c->addrs[c->next_addr++];
-		struct sockaddr_storage ss = {0};
-		socklen_t sl;
-		int fd;
+		struct sockaddr_storage ss;
+		socklen_t sl = proxy_sockaddr(a, c->port, &ss);
+		int fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
-		if (a->family == AF_INET) {
-			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-			s4->sin_family = AF_INET;
-			s4->sin_port = htons(c->port);
-			s4->sin_addr = a->v4;
-			sl = sizeof(*s4);
-		} else {
-			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-			s6->sin6_family = AF_INET6;
-			s6->sin6_port = htons(c->port);
-			s6->sin6_addr = a->v6;
-			sl = sizeof(*s6);
-		}
-		fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
 			last_err = errno;
 			continue;
 		}
 		c->connected = *a;
-		if (connect(fd, (struct sockaddr *)&ss, sl) == 0 || errno == EINPROGRESS) {
-			c->ufd = fd;
-			proxy_epoll_add(p, fd, &c->uev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
-			c->state = ST_CONNECTING;
-			c->deadline = time(NULL) + CONNECT_TIMEOUT;
+		if (proxy_connect_begin(p, c, fd, &ss, sl))
 			return;
-		}
 		last_err = errno;
 		close(fd);
 	}

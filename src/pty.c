@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <termios.h>
+#include <unistd.h>
 
 int isd_pty_open(int *master, int *slave)
 {
@@ -173,4 +175,58 @@ int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exit
 			}
 		}
 	}
+}
+
+/* The write end of the running terminal relay's self-pipe, the one thing
+ * its signal handler needs; -1 outside a relay.  Everything else of a run
+ * is the run's own, so that isd build can run one sandbox per RUN step in
+ * one process (src/sandbox.c, src/sandbox-landlock.c). */
+static volatile sig_atomic_t wake_fd = -1;
+
+static void wake_relay(int sig)
+{
+	int saved = errno;
+	char c = (char)sig;
+
+	if (wake_fd >= 0)
+		(void)!write(wake_fd, &c, 1);
+	errno = saved;
+}
+
+static bool reap_child_nonblocking(void *ctx)
+{
+	struct isd_pty_child *w = ctx;
+
+	if (!w->reaped && waitpid(w->pid, &w->status, WNOHANG) == w->pid)
+		w->reaped = true;
+	return w->reaped;
+}
+
+int isd_pty_run(int *master, bool forward_stdin, struct isd_pty_child *w)
+{
+	struct sigaction wake = {.sa_handler = wake_relay, .sa_flags = SA_RESTART};
+	struct sigaction old_winch, old_chld;
+	int pipefd[2], r;
+
+	if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
+		return isd_error(-errno, "creating the terminal relay's pipe");
+	wake_fd = pipefd[1];
+	sigaction(SIGWINCH, &wake, &old_winch);
+	sigaction(SIGCHLD, &wake, &old_chld);
+	signal(SIGPIPE, SIG_IGN);
+	isd_pty_sync_winsize(*master);
+	isd_pty_raw_terminal();
+	r = isd_pty_relay(*master, pipefd[0], forward_stdin, reap_child_nonblocking, w);
+	if (r == 1) {
+		close(*master);
+		*master = -1;
+		r = 0;
+	}
+	isd_pty_restore_terminal();
+	sigaction(SIGWINCH, &old_winch, NULL);
+	sigaction(SIGCHLD, &old_chld, NULL);
+	wake_fd = -1;
+	close(pipefd[0]);
+	close(pipefd[1]);
+	return r;
 }

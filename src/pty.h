@@ -36,4 +36,21 @@ void isd_pty_sync_winsize(int master);
  * forward_stdin.  child_exited(ctx) reaps the child without blocking. */
 int isd_pty_relay(int master, int wake_fd, bool forward_stdin, bool (*child_exited)(void *ctx), void *ctx);
 
+/* The sandbox's child, as the terminal session waits for it: reaped by
+ * isd_pty_run when it exits first (reaped, status). */
+struct isd_pty_child {
+	pid_t pid;
+	int status;
+	bool reaped;
+};
+
+/* The whole terminal session on the caller's side: raw mode for exactly
+ * as long as the relay runs, the window size now and on every SIGWINCH,
+ * SIGPIPE ignored from then on (a closed stdout is a hang-up inside, not a
+ * reason for isd to die).  The caller's SIGWINCH and SIGCHLD dispositions
+ * are back when it returns, and nothing of it stays in the process: one
+ * sandbox after another can each have one.  *master is closed (-1) when
+ * the caller's output went away. */
+int isd_pty_run(int *master, bool forward_stdin, struct isd_pty_child *child);
+
 #endif

@@ -25,8 +25,9 @@
 #include "pty.h"
 #include "sandbox-landlock.h"
 #include "isd/fsutil.h"
-#include "isd/util.h"
 #include "isd/path-util.h"
+#include "isd/process.h"
+#include "isd/util.h"
 #include "isd/session.h"
 #include "workspace-copy.h"
 #include "mount.h"
@@ -367,50 +368,6 @@ static int relay_listener(struct isd_proxy *proxy, uint16_t *port)
 	return 0;
 }
 
-static int wake_pipe[2] = {-1, -1};
-static pid_t waited_child = -1;
-static int waited_status;
-static bool child_done;
-
-static void wake_relay(int sig)
-{
-	int saved = errno;
-	char c = (char)sig;
-
-	(void)!write(wake_pipe[1], &c, 1);
-	errno = saved;
-}
-
-static bool reap_nonblocking(void *ctx)
-{
-	if (!child_done && waitpid(waited_child, &waited_status, WNOHANG) == waited_child)
-		child_done = true;
-	return child_done;
-}
-
-static int run_terminal(const struct isd_spec *spec, int *master, pid_t pid)
-{
-	struct sigaction wake = {.sa_handler = wake_relay, .sa_flags = SA_RESTART};
-	int r;
-
-	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return isd_error(-errno, "creating the terminal relay's pipe");
-	waited_child = pid;
-	sigaction(SIGWINCH, &wake, NULL);
-	sigaction(SIGCHLD, &wake, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	isd_pty_sync_winsize(*master);
-	isd_pty_raw_terminal();
-	r = isd_pty_relay(*master, wake_pipe[0], spec->interactive, reap_nonblocking, NULL);
-	if (r == 1) {
-		close(*master);
-		*master = -1;
-		r = 0;
-	}
-	isd_pty_restore_terminal();
-	return r;
-}
-
 /* --agent-state: each state directory copied beside its store's upper
  * layer (into which its changes go at the end, for the store's guarded
  * merge), each state file the store's own copy. */
@@ -475,17 +432,10 @@ static int open_copy(const struct isd_spec *spec, struct isd_session *session, s
 		     struct timespec *since)
 {
 	const char *ws = spec->workspace.path, *base = strrchr(ws, '/');
-	int r = isd_session_create(ws, spec->argv, spec->workspace.keep, session);
+	int r = isd_session_for_workspace(ws, NULL, spec->argv, spec->workspace.keep, session);
 
 	if (r < 0)
 		return r;
-	if (isd_path_below(session->dir, ws)) {
-		r = isd_error(-EINVAL, "--workspace %s:cow: the session directory %s lies inside the workspace; "
-				       "set XDG_STATE_HOME outside it", ws, session->dir);
-		isd_session_remove(session);
-		isd_session_free(session);
-		return r;
-	}
 	d->copy = isd_xasprintf("%s/landlock-copy", session->dir);
 	if (mkdir(d->copy, 0700) < 0)
 		return isd_error(-errno, "creating %s", d->copy);
@@ -533,6 +483,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
 	struct sigaction old_forward[ISD_N_FORWARDED_SIGNALS];
 	bool forwarding = false;
+	struct isd_pty_child waited = {.pid = -1};
 	struct child_error e = {0};
 	int errp[2] = {-1, -1}, gop[2] = {-1, -1}, pty_master = -1;
 	int exit_code = ISD_EXIT_FAILURE, status = 0, r;
@@ -607,6 +558,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 		t.pty_slave = -1;
 	}
 	forward_to = pid;
+	waited.pid = pid;
 	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
 		sigaction(isd_forwarded_signals[i], &sa, &old_forward[i]);
 	forwarding = true;
@@ -626,17 +578,16 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 		goto wait;
 	}
 	n = 0;
-	if (isd_proxy_start(proxy) < 0 || (pty_master >= 0 && run_terminal(spec, &pty_master, pid) < 0)) {
+	if (isd_proxy_start(proxy) < 0 || (pty_master >= 0 && isd_pty_run(&pty_master, spec->interactive, &waited) < 0)) {
 		isd_error_print("starting the sandbox's relay failed");
 		kill(pid, SIGKILL);
 		relay_failed = true;
 	}
 wait:
-	if (child_done)
-		status = waited_status;
+	if (waited.reaped)
+		status = waited.status;
 	else
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		isd_wait_pid(pid, &status);
 	forward_to = -1;
 	/* The caller's dispositions back, as isd_sandbox_run does. */
 	for (size_t i = 0; forwarding && i < ISD_N_FORWARDED_SIGNALS; i++)
@@ -671,12 +622,6 @@ out:
 			close(*fd);
 	remove_dirs(&t.dirs);
 	free(t.workdir);
-	for (int i = 0; i < 2; i++)
-		if (wake_pipe[i] >= 0) {
-			close(wake_pipe[i]);
-			wake_pipe[i] = -1;
-		}
-	child_done = false;
 	isd_strv_free(t.env);
 	isd_landlock_plan_free(&t.plan);
 	isd_seccomp_program_free(&t.seccomp);

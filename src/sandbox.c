@@ -42,7 +42,6 @@
 #include "userns.h"
 #include "isd/util.h"
 #include "workspace.h"
-#include "isd/path-util.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -152,72 +151,6 @@ static int read_setup_messages(int fd, struct setup_message *msg, int *pty_maste
 	return got ? 1 : 0;
 }
 
-/* The write end of the running terminal relay's self-pipe, the one thing
- * its signal handler needs; -1 outside a relay.  Everything else of a run
- * is the run's own, so that isd build can run one sandbox per RUN step in
- * one process. */
-static volatile sig_atomic_t wake_fd = -1;
-
-struct child_wait {
-	pid_t pid;
-	int status;
-	bool done;
-};
-
-static void wake_relay(int sig)
-{
-	int saved = errno;
-	char c = (char)sig;
-
-	if (wake_fd >= 0)
-		(void)!write(wake_fd, &c, 1);
-	errno = saved;
-}
-
-static bool reap_child_nonblocking(void *ctx)
-{
-	struct child_wait *w = ctx;
-
-	if (!w->done && waitpid(w->pid, &w->status, WNOHANG) == w->pid)
-		w->done = true;
-	return w->done;
-}
-
-/* The terminal session: raw mode on the caller's side for exactly as long
- * as the relay runs, window size now and on every SIGWINCH.  The caller's
- * SIGWINCH and SIGCHLD dispositions are back when it returns. */
-static int run_terminal(const struct isd_spec *spec, int *master, struct child_wait *w)
-{
-	struct sigaction wake = {.sa_handler = wake_relay, .sa_flags = SA_RESTART};
-	struct sigaction old_winch, old_chld;
-	int pipefd[2], r;
-
-	if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
-		return isd_error(-errno, "creating the terminal relay's pipe");
-	wake_fd = pipefd[1];
-	sigaction(SIGWINCH, &wake, &old_winch);
-	sigaction(SIGCHLD, &wake, &old_chld);
-	/* A closed stdout is the relay's to handle (a hang-up inside), not a
-	 * reason for isd to die and leave the sandbox's end to the kernel;
-	 * nor, after the relay, while isd cleans up. */
-	signal(SIGPIPE, SIG_IGN);
-	isd_pty_sync_winsize(*master);
-	isd_pty_raw_terminal();
-	r = isd_pty_relay(*master, pipefd[0], spec->interactive, reap_child_nonblocking, w);
-	if (r == 1) {
-		close(*master);
-		*master = -1;
-		r = 0;
-	}
-	isd_pty_restore_terminal();
-	sigaction(SIGWINCH, &old_winch, NULL);
-	sigaction(SIGCHLD, &old_chld, NULL);
-	wake_fd = -1;
-	close(pipefd[0]);
-	close(pipefd[1]);
-	return r;
-}
-
 static pid_t spawn_child(const struct isd_spec *spec, struct isd_cgroup *cg, bool *needs_attach)
 {
 	struct isd_clone_args args = {.exit_signal = SIGCHLD};
@@ -242,28 +175,6 @@ static pid_t spawn_child(const struct isd_spec *spec, struct isd_cgroup *cg, boo
 		pid = isd_clone_legacy((unsigned long)(args.flags | SIGCHLD));
 	}
 	return (pid_t)pid;
-}
-
-/* The cow workspace's session: new, or the stopped one --session names.
- * Its directory must not lie inside the project, which overlayfs refuses
- * (and which would let the payload see its own upper layer). */
-static int open_session(const struct isd_spec *spec, struct isd_session *session)
-{
-	const char *ws = spec->workspace.path;
-	int r;
-
-	r = spec->workspace.session ? isd_session_open(spec->workspace.session, true, session)
-				    : isd_session_create(ws, spec->argv, spec->workspace.keep, session);
-	if (r < 0)
-		return r;
-	if (isd_path_below(session->dir, ws)) {
-		r = isd_error(-EINVAL, "--workspace %s:cow: the session directory %s lies inside the workspace; "
-				       "set XDG_STATE_HOME outside it", ws, session->dir);
-		isd_session_remove(session);
-		isd_session_free(session);
-		return r;
-	}
-	return 0;
 }
 
 /* The storage watcher (src/storage-watch.c): what the sandbox writes to the
@@ -298,7 +209,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	int status = 0, exit_code, r, was_subreaper = 0;
 	bool needs_attach, forwarding = false;
 	pid_t pid = -1;
-	struct child_wait waited = {.pid = -1};
+	struct isd_pty_child waited = {.pid = -1};
 	bool parent_failed = true, relay_failed = false;
 	struct isd_proxy *proxy = NULL;
 	struct isd_net_helper net_helper = {.pid = -1, .exit_fd = -1};
@@ -328,7 +239,8 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r < 0)
 		goto out;
 	if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW) {
-		r = open_session(spec, &session);
+		r = isd_session_for_workspace(spec->workspace.path, spec->workspace.session, spec->argv,
+					      spec->workspace.keep, &session);
 		if (r < 0)
 			goto out;
 		have_session = true;
@@ -441,12 +353,12 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	if (r < 0)
 		isd_error(r, "receiving the sandbox's setup messages");
 	if (r < 0 || (r == 0 && (isd_proxy_start(proxy) < 0 ||
-		       (pty_master >= 0 && run_terminal(spec, &pty_master, &waited) < 0)))) {
+		       (pty_master >= 0 && isd_pty_run(&pty_master, spec->interactive, &waited) < 0)))) {
 		isd_error_print("starting the sandbox's relay failed");
 		kill(pid, SIGKILL);
 		relay_failed = true;
 	}
-	if (waited.done)
+	if (waited.reaped)
 		status = waited.status;
 	else
 		isd_wait_pid(pid, &status);

@@ -262,6 +262,23 @@ fail:
 	return r;
 }
 
+int isd_session_for_workspace(const char *workspace, const char *id, char *const *command, bool keep,
+			      struct isd_session *out)
+{
+	int r = id ? isd_session_open(id, true, out) : isd_session_create(workspace, command, keep, out);
+
+	if (r < 0)
+		return r;
+	if (isd_path_below(out->dir, workspace)) {
+		r = isd_error(-EINVAL, "--workspace %s:cow: the session directory %s lies inside the workspace; "
+				       "set XDG_STATE_HOME outside it", workspace, out->dir);
+		isd_session_remove(out);
+		isd_session_free(out);
+		return r;
+	}
+	return 0;
+}
+
 int isd_session_open(const char *id, bool lock, struct isd_session *out)
 {
 	_cleanup_free_ char *root = NULL, *found = NULL, *others = NULL;

@@ -847,6 +847,21 @@ static int cover(struct isd_mount_builder *b, const char *ws, const char *rel, b
 	return isd_mount_attach(src, target, path);
 }
 
+/* path bound onto itself (still writable): a mount point cannot be
+ * renamed, removed or replaced.  -ENOENT when it is not there. */
+static int pin_dir(struct isd_mount_builder *b, const char *path)
+{
+	_cleanup_close_ int target = isd_mount_resolve_create(b, path, ISD_NODE_DIR, false);
+	_cleanup_close_ int src = -1;
+
+	if (target < 0)
+		return target;
+	src = isd_mount_clone_tree(target, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, path);
+	if (src < 0)
+		return src;
+	return isd_mount_attach(src, target, path);
+}
+
 /* A bind goes along when a directory above it is renamed: mv
  * .git/modules/sub aside, and a new .git/modules/sub holds a config of the
  * agent's where the submodule's .git file points.  So every directory
@@ -862,7 +877,6 @@ static int pin_ancestors(struct isd_mount_builder *b, const struct isd_workspace
 		for (const char *slash = strchr(rel, '/'); slash && slash[1]; slash = strchr(slash + 1, '/')) {
 			_cleanup_free_ char *dir = strndup(rel, (size_t)(slash - rel));
 			_cleanup_free_ char *path = NULL;
-			_cleanup_close_ int target = -1, src = -1;
 			bool seen = ws->git_pin && !strcmp(dir, ".git");
 			int r;
 
@@ -872,17 +886,11 @@ static int pin_ancestors(struct isd_mount_builder *b, const struct isd_workspace
 				continue;
 			path = isd_xasprintf("%s/%s", ws->path, dir);
 			isd_strv_push(&done, isd_steal_ptr(dir));
-			target = isd_mount_resolve_create(b, path, ISD_NODE_DIR, false);
-			if (target == -ENOENT) {
+			r = pin_dir(b, path);
+			if (r == -ENOENT) {
 				isd_error_clear();
 				continue;
 			}
-			if (target < 0)
-				return target;
-			src = isd_mount_clone_tree(target, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, path);
-			if (src < 0)
-				return src;
-			r = isd_mount_attach(src, target, path);
 			if (r < 0)
 				return r;
 		}
@@ -898,16 +906,9 @@ int isd_workspace_protect(struct isd_mount_builder *b, const struct isd_spec *sp
 	if (!ws->path)
 		return 0;
 	if (ws->git_pin) {
-		/* A mount point cannot be renamed, removed or replaced. */
 		_cleanup_free_ char *git = isd_xasprintf("%s/.git", ws->path);
-		_cleanup_close_ int target = isd_mount_resolve_create(b, git, ISD_NODE_DIR, false);
-		_cleanup_close_ int src = -1;
-		if (target < 0)
-			return target;
-		src = isd_mount_clone_tree(target, "", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, git);
-		if (src < 0)
-			return src;
-		r = isd_mount_attach(src, target, git);
+
+		r = pin_dir(b, git);
 		if (r < 0)
 			return r;
 	}

@@ -51,6 +51,12 @@ int isd_session_create(const char *project, char *const *command, bool keep, str
  * must be stopped and is locked by this process (-EBUSY with a message
  * naming the session otherwise). */
 int isd_session_open(const char *id, bool lock, struct isd_session *out);
+/* A cow run's session: the stopped one id names (locked), or a new one
+ * when id is NULL.  Its directory must not lie inside the workspace, which
+ * overlayfs refuses (and which would let the payload see its own upper
+ * layer, or the landlock tier copy the copy). */
+int isd_session_for_workspace(const char *workspace, const char *id, char *const *command, bool keep,
+			      struct isd_session *out);
 
 /* The most recent session whose project is dir or contains it (for `isd
  * diff` without an ID, run from inside the project). */
