@@ -349,6 +349,33 @@ test_git_commondir_rw() {
 	[ ! -e "$P/.git/modules/sub/commondir" ] || fail "the submodule's commondir stand-in left on the host"
 }
 
+# Two rw runs of one project share the stand-ins: the first to end leaves
+# them to the other (an unlink on the host would detach the other run's
+# read-only bind), the last removes them.
+test_git_standins_shared_rw() {
+	make_project
+	init_repo
+	for n in 1 2; do
+		"$ISD" exec --profile none --workspace "$P:rw" -- sh -c "
+			: >ready$n; while [ ! -e done$n ]; do sleep 0.1; done
+			(printf 'c\n' >.git/commondir) 2>/dev/null && echo WROTE; echo end" >"$T/out$n" 2>&1 </dev/null &
+		eval "pid$n=\$!"
+		for _ in $(seq 100); do
+			[ -e "$P/ready$n" ] && break
+			sleep 0.1
+		done
+		[ -e "$P/ready$n" ] || fail "run $n did not start: $(cat "$T/out$n")"
+	done
+	: >"$P/done1"
+	wait "$pid1"
+	expect_eq "$(cat "$P/.git/commondir" 2>/dev/null)" . "the stand-in kept for the run still going on"
+	: >"$P/done2"
+	wait "$pid2"
+	expect_contains "$(cat "$T/out2")" end
+	expect_not_contains "$(cat "$T/out2")" WROTE "the second run's stand-in was lost when the first ended"
+	[ ! -e "$P/.git/commondir" ] || fail "the last run left the stand-in"
+}
+
 # The user's work in a rw workspace is on the host at once and whole:
 # commits, a new branch, checkout, rebase, gc, a linked worktree, with the
 # stand-ins in place.
