@@ -219,6 +219,8 @@ int copy_tree(int sdfd, const char *name, int ddfd, unsigned depth, bool merge)
 			return -errno;
 		target[n] = '\0';
 		r = symlinkat(target, ddfd, name) < 0 ? -errno : 0;
+		if (r == 0)
+			(void)utimensat(ddfd, name, (const struct timespec[2]){st.st_atim, st.st_mtim}, AT_SYMLINK_NOFOLLOW);
 		return merge && r == -EEXIST ? 0 : r;
 	}
 	if (!S_ISDIR(st.st_mode))

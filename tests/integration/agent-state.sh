@@ -402,9 +402,11 @@ EOF2
 	grep -q npm:evil "$h/.pi/agent/settings.json" || fail "apply --state: $(cat "$h/.pi/agent/settings.json")"
 }
 
-# tree_of DIR: every entry's type, mode, size, link target and content.
+# tree_of DIR: every entry's type, mode, size, link target and content, and
+# the modification time of what is not a directory.
 tree_of() {
-	(cd "$1" && find . -print0 | sort -z | xargs -0 stat -c '%A %s %N' && find . -type f -print0 | sort -z | xargs -0 cat)
+	(cd "$1" && find . -print0 | sort -z | xargs -0 stat -c '%A %s %N' && find . ! -type d -print0 | sort -z | xargs -0 stat -c '%n %Y' &&
+		find . -type f -print0 | sort -z | xargs -0 cat)
 }
 
 # isd state restore returns the state to exactly how it was before the
@@ -416,6 +418,7 @@ test_state_restore_exact() {
 	echo two >"$h/.omp/agent/sessions/2.jsonl"
 	echo kept >"$h/.omp/agent/keep/k"
 	ln -s sessions/1.jsonl "$h/.omp/agent/last"
+	touch -h -d '2020-01-02 03:04:05' "$h/.omp/agent/sessions/1.jsonl" "$h/.omp/agent/sessions/2.jsonl" "$h/.omp/agent/last"
 	before=$(tree_of "$h/.omp")
 	fake_agent omp <<'EOF2'
 echo more >>~/.omp/agent/sessions/1.jsonl
