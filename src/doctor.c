@@ -192,7 +192,8 @@ static void check_userns(struct report *r)
 	else if (apparmor == 1)
 		apparmor_fix(c->fix, sizeof(c->fix));
 	else
-		snprintf(c->fix, sizeof(c->fix), "isd may run inside a container whose seccomp profile forbids namespaces");
+		snprintf(c->fix, sizeof(c->fix), "isd may run inside a container whose seccomp profile forbids namespaces: "
+			 "docker/podman --security-opt seccomp=unconfined, or isd exec --isolation auto (see the tiers below)");
 }
 
 static void check_apparmor(struct report *r)

@@ -154,7 +154,7 @@ bool isd_isolation_full_works(const struct isd_isolation_probe *p, bool pid_host
 const char *isd_isolation_landlock_lacks(const struct isd_spec *spec)
 {
 	(void)spec;
-	return "no namespaces: this system's own files (read-only, $HOME hidden) instead of an image, "
+	return "every namespace: this system's own files (read-only, $HOME hidden) instead of an image, "
 	       "a private TMPDIR but no private /tmp, the container's processes and SysV IPC visible "
 	       "(Landlock scopes ptrace, signals and abstract sockets), the cow workspace a copy at another path, "
 	       "and --network netless by port only (TCP to the relay's port on any address, no DNS stub)";
