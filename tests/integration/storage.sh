@@ -265,3 +265,4 @@ test_unreadable_directory_still_counts() {
 	finish_bg
 	expect_not_contains "$out" "all written"
 }
+
