@@ -254,6 +254,21 @@ assert "api.mytool.example" in {a["host"] for a in s["network_config"]["allow"]}
 	expect_rc 0 "user agent run"
 	expect_contains "$out" tool-ran
 	[ -f "$h/.mytool/history" ] && [ ! -e "$h/.mytool/plugins" ] || fail "user agent's guard: $(ls -R "$h/.mytool")"
+	# qwen through a user's entry that replaces the shipped one (another
+	# command name, its own endpoint): its state dir and its allow-set
+	printf '[qwen]\ncommand qwen-code\nstate .qwen/\nguard .qwen/extensions/\nallow qwen.internal.example\n' \
+		>"$h/.config/isd/profiles/agents.conf"
+	printf 'echo q\n' | fake_agent qwen-code
+	in_proj exec --print-spec -- qwen-code
+	expect_rc 0 "qwen from a user entry"
+	printf '%s' "$out" | python3 -c '
+import json, sys
+s = json.load(sys.stdin); h = sys.argv[1]
+m = {x["destination"]: x for x in s["mounts"]}
+assert s["agent"] == "qwen" and s["profiles"] == ["agent"], s.get("agent")
+assert m[h + "/.qwen"]["type"] == "overlay" and m[h + "/.qwen"]["agent_state"], m.get(h + "/.qwen")
+assert "qwen.internal.example" in {a["host"] for a in s["network_config"]["allow"]}
+' "$h" || fail "qwen from a user entry: $out"
 	# a broken table is one line naming the file and line
 	printf '[bad]\nfrobnicate x\n' >"$h/.config/isd/profiles/agents.conf"
 	in_proj exec --print-spec -- mytool
