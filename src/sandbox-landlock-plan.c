@@ -408,6 +408,23 @@ int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_progr
 			r = rule(ctx, EPROTONOSUPPORT, 3, c);
 		}
 	}
+	/* TCP Fast Open connects inside sendto/sendmsg, where Landlock's
+	 * connect rule does not look (Linux 6.18): refused, as is io_uring,
+	 * whose operations no filter sees, whatever the profile says. */
+	if (r == 0) {
+		struct scmp_arg_cmp c = SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(sendto), 1, &c);
+	}
+	if (r == 0) {
+		struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(sendmsg), 1, &c);
+	}
+	if (r == 0) {
+		struct scmp_arg_cmp c = SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(sendmmsg), 1, &c);
+	}
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(io_uring_setup), 0);
 	if (r < 0) {
 		seccomp_release(ctx);
 		return isd_error(r, "building the landlock tier's socket filter");

@@ -124,6 +124,8 @@ t("udp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM))
 t("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))
 t("bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
 t("unix", lambda: socket.socket(socket.AF_UNIX).close())
+# TCP Fast Open connects inside sendto, where Landlock does not look
+t("tfo", lambda: socket.socket().sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", int(sys.argv[1]))))
 ' "$port"
 kill $! 2>/dev/null
 exit 0
@@ -137,6 +139,7 @@ EOF
 	expect_contains "$out" "no netlink 97"
 	expect_contains "$out" "no bind 13"
 	expect_contains "$out" "yes unix"
+	expect_contains "$out" "no tfo 13" "TCP Fast Open"
 }
 
 # netless: an allowed server on the container's loopback is reached
