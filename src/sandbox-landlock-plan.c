@@ -389,7 +389,7 @@ int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_progr
 	}
 	/* IP: TCP only, which Landlock rules by port; UDP (DNS too), ICMP,
 	 * raw, SCTP and MPTCP it cannot. */
-	for (int fam = 0; r == 0 && fam < 2; fam++) {
+	for (int fam = 0; r == 0 && fam < 2 && spec->network != ISD_NET_NONE; fam++) {
 		uint64_t f = fam ? AF_INET6 : AF_INET;
 
 		for (uint64_t t = 0; r == 0 && t < 16; t++) {
@@ -425,6 +425,18 @@ int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_progr
 	}
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(io_uring_setup), 0);
+	/* listen(2) on a socket never bound binds one itself, on every
+	 * address, where Landlock's bind rule does not look either: --network
+	 * none has no IP socket at all (Landlock refuses every use of one
+	 * anyway), netless no listening socket (its TCP is for the relay). */
+	if (r == 0 && spec->network == ISD_NET_NONE) {
+		struct scmp_arg_cmp c4 = SCMP_A0(SCMP_CMP_EQ, AF_INET), c6 = SCMP_A0(SCMP_CMP_EQ, AF_INET6);
+		r = rule(ctx, EACCES, 1, &c4);
+		if (r == 0)
+			r = rule(ctx, EACCES, 1, &c6);
+	}
+	if (r == 0 && spec->network == ISD_NET_NETLESS)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(listen), 0);
 	if (r < 0) {
 		seccomp_release(ctx);
 		return isd_error(r, "building the landlock tier's socket filter");
@@ -462,10 +474,11 @@ json_object *isd_sandbox_landlock_json(const struct isd_spec *spec)
 		break;
 	case ISD_NET_NETLESS:
 		net = "TCP: bind refused, connect only to the relay's port (on any address: Landlock rules ports); "
-		      "sockets: AF_UNIX, and AF_INET/AF_INET6 as TCP only (no UDP, hence no DNS)";
+		      "sockets: AF_UNIX, and AF_INET/AF_INET6 as TCP only (no UDP, hence no DNS); no listen(2), "
+		      "whose automatic bind Landlock does not rule";
 		break;
 	default:
-		net = "TCP: bind and connect refused; sockets: AF_UNIX, and AF_INET/AF_INET6 as TCP only (no UDP)";
+		net = "no IP socket (Landlock would refuse its every use, but not listen's automatic bind); sockets: AF_UNIX";
 	}
 	json_object_object_add(o, "network", json_object_new_string(net));
 	json_object_object_add(o, "scoped", json_object_new_string(

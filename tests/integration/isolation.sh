@@ -124,6 +124,8 @@ t("udp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM))
 t("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))
 t("bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
 t("unix", lambda: socket.socket(socket.AF_UNIX).close())
+# listen on a socket never bound binds one on every address itself
+t("listen", lambda: socket.socket().listen(1))
 # TCP Fast Open connects inside sendto, where Landlock does not look
 t("tfo", lambda: socket.socket().sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", int(sys.argv[1]))))
 ' "$port"
@@ -140,6 +142,7 @@ EOF
 	expect_contains "$out" "no bind 13"
 	expect_contains "$out" "yes unix"
 	expect_contains "$out" "no tfo 13" "TCP Fast Open"
+	expect_contains "$out" "no listen 13" "listen without bind"
 }
 
 # netless: an allowed server on the container's loopback is reached
@@ -155,7 +158,7 @@ SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/denied.port" 
 while [ ! -s "$T/allowed.port" ] || [ ! -s "$T/denied.port" ]; do sleep 0.05; done
 a=$(cat "$T/allowed.port"); d=$(cat "$T/denied.port")
 "$ISD" exec --isolation landlock --network netless --allow "127.0.0.1:$a" -- /usr/bin/python3 -c '
-import os, sys, urllib.request, urllib.error
+import os, sys, socket, urllib.request, urllib.error
 # (the loopback is in NO_PROXY, for the forwards of the full tier)
 for v in ("no_proxy", "NO_PROXY"):
     os.environ.pop(v, None)
@@ -171,6 +174,10 @@ def get(port, proxy=True):
 print("allowed:", get(sys.argv[1]))
 print("denied:", get(sys.argv[2]))
 print("direct:", get(sys.argv[1], proxy=False))
+try:
+    socket.socket().listen(1); print("listen: yes")
+except OSError as e:
+    print("listen: no", e.errno)
 ' "$a" "$d"
 kill $(jobs -p) 2>/dev/null
 exit 0
@@ -180,6 +187,7 @@ EOF
 	expect_contains "$out" "allowed: hello"
 	expect_contains "$out" "denied: http 403" "the relay refuses it"
 	expect_contains "$out" "direct: failed: <urlopen error [Errno 13]" "Landlock refuses it"
+	expect_contains "$out" "listen: no 13" "listen without bind"
 }
 
 # isd doctor says which tiers the host allows, and agrees with what isd
