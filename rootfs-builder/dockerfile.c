@@ -299,13 +299,7 @@ int isd_dockerfile_parse(const char *text, const char *name, struct isd_dockerfi
 		}
 		if (len == 0)
 			start = lineno;
-		if (len + n + 2 > cap) {
-			cap = (len + n + 2) * 2;
-			logical = isd_xrealloc(logical, cap);
-		}
-		memcpy(logical + len, p, n);
-		len += n;
-		logical[len] = '\0';
+		isd_append(&logical, &len, &cap, p, n);
 		p = next;
 		if (cont)
 			continue;

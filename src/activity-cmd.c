@@ -26,13 +26,7 @@ struct line {
 
 static void line_putn(struct line *l, const char *s, size_t n)
 {
-	if (l->len + n + 1 > l->cap) {
-		l->cap = (l->len + n + 1) * 2;
-		l->buf = isd_xrealloc(l->buf, l->cap);
-	}
-	memcpy(l->buf + l->len, s, n);
-	l->len += n;
-	l->buf[l->len] = '\0';
+	isd_append(&l->buf, &l->len, &l->cap, s, n);
 }
 
 static void line_puts(struct line *l, const char *s)

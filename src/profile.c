@@ -158,13 +158,12 @@ static char *project_dir(const struct isd_profile_vars *vars)
 
 static int expand_vars(const char *in, const struct isd_profile_vars *vars, const char *where, char **out)
 {
-	size_t cap = strlen(in) + 64, len = 0;
-	char *res = isd_xmalloc(cap);
+	size_t cap = 0, len = 0;
+	char *res = NULL;
 
 	for (const char *p = in; *p;) {
 		const char *value = NULL;
 		_cleanup_free_ char *owned = NULL;
-		size_t vlen;
 
 		if (p[0] == '$' && p[1] == '{') {
 			const char *end = strchr(p, '}');
@@ -204,15 +203,10 @@ static int expand_vars(const char *in, const struct isd_profile_vars *vars, cons
 			one[0] = *p++;
 			value = one;
 		}
-		vlen = strlen(value);
-		if (len + vlen + 1 > cap) {
-			cap = (len + vlen + 1) * 2;
-			res = isd_xrealloc(res, cap);
-		}
-		memcpy(res + len, value, vlen);
-		len += vlen;
+		isd_append(&res, &len, &cap, value, strlen(value));
 	}
-	res[len] = '\0';
+	if (!res)
+		res = isd_xstrdup("");
 	*out = res;
 	return 0;
 }

@@ -485,3 +485,14 @@ void isd_format_size(uint64_t bytes, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%.1f %s", v, units[u]);
 }
+
+void isd_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		*cap = (*len + n + 1) * 2;
+		*buf = isd_xrealloc(*buf, *cap);
+	}
+	memcpy(*buf + *len, s, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}

@@ -82,6 +82,10 @@ char *isd_xstrdup(const char *s);
 char *isd_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* NULL-terminated string vectors. */
+/* n bytes of s at *buf + *len, the buffer grown (doubling) as needed and
+ * kept NUL-terminated; *buf NULL and *len, *cap 0 to start. */
+void isd_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n);
+
 size_t isd_strv_len(char *const *strv);
 void isd_strv_push(char ***strv, char *owned);
 void isd_strv_free(char **strv);
