@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include "isd/build.h"
 #include "isd/util.h"
-#include "../../rootfs-builder/internal.h"
+#include "internal.h"
 
 #include <archive.h>
 #include <archive_entry.h>

@@ -9,7 +9,7 @@
 #include "isd/build.h"
 #include "isd/fsutil.h"
 #include "isd/util.h"
-#include "../../rootfs-builder/internal.h"
+#include "internal.h"
 #include "check.h"
 
 #include <fcntl.h>
