@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "isd/activity.h"
 #include "isd/session.h"
+#include "isd/cli-args.h"
 #include "isd/util.h"
 #include "isd/visible.h"
 
@@ -171,7 +172,7 @@ static void format_record(struct line *l, json_object *o)
 
 static void usage(FILE *f)
 {
-	fputs("usage: isd log [ID | --file FILE] [--json]\n"
+	fputs("Usage: isd log [ID | --file FILE] [--json]\n"
 	      "What ran inside a session's sandbox: every command (exec), with its time, pid\n"
 	      "and parent pid inside, working directory and argv quoted for a shell.  Without\n"
 	      "ID: the latest session of the current directory's project.\n"
@@ -180,8 +181,13 @@ static void usage(FILE *f)
 	      f);
 }
 
+enum { LOG_JSON = 1, LOG_FILE };
+static const struct isd_cli_flag log_flags[] = {{"--json", 0, false, LOG_JSON}, {"--file", 0, true, LOG_FILE}, {0}};
+static const struct isd_cli_command log_command = {"log", usage, log_flags, 1};
+
 int isd_activity_cmd_log(int argc, char **argv)
 {
+	struct isd_cli_args a = ISD_CLI_ARGS(&log_command, argc, argv);
 	struct isd_session s = {.lock_fd = -1};
 	const char *id = NULL, *file = NULL;
 	bool json = false, consumed;
@@ -191,25 +197,18 @@ int isd_activity_cmd_log(int argc, char **argv)
 	FILE *f;
 	int r;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
+	while (isd_cli_next(&a)) {
+		if (a.id == LOG_JSON)
 			json = true;
-		else if (!strcmp(argv[i], "--file") && i + 1 < argc)
-			file = argv[++i];
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (argv[i][0] == '-' || id) {
-			fprintf(stderr, "isd log: unexpected argument '%s'\n", argv[i]);
-			usage(stderr);
-			return 2;
-		} else
-			id = argv[i];
+		else if (a.id == LOG_FILE)
+			file = a.value;
+		else
+			id = a.value;
 	}
-	if (file && id) {
-		fprintf(stderr, "isd log: either a session ID or --file FILE\n");
-		return 2;
-	}
+	if (a.exit >= 0)
+		return a.exit;
+	if (file && id)
+		return isd_cli_usage_error(&log_command, "either a session ID or --file FILE");
 	if (file) {
 		path = isd_xstrdup(file);
 		s.id = isd_xstrdup("(none)");

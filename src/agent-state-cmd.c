@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "agent-state-internal.h"
+#include "isd/cli-args.h"
 #include "isd/util.h"
 #include "isd/path-util.h"
 
@@ -378,21 +379,20 @@ bool isd_agent_state_apply_requested(int argc, char **argv)
 	return false;
 }
 
+static void usage(FILE *f);
+
 int isd_agent_state_cmd_apply(int argc, char **argv)
 {
+	enum { APPLY_STATE = 1 };
+	static const struct isd_cli_flag flags[] = {{"--state", 0, false, APPLY_STATE}, {0}};
+	static const struct isd_cli_command cmd = {"apply --state", usage, flags, 1};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
 	const char *id = NULL;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--state"))
-			continue;
-		if (argv[i][0] == '-' || id) {
-			fprintf(stderr, "isd: apply --state [ID]: takes the held agent state of one session; "
-					"'%s' is not an ID (run isd apply without --state for the project)\n", argv[i]);
-			return ISD_EXIT_FAILURE;
-		}
-		id = argv[i];
-	}
-	return take_all(id);
+	while (isd_cli_next(&a))
+		if (a.id == ISD_CLI_OPERAND)
+			id = a.value;
+	return a.exit >= 0 ? a.exit : take_all(id);
 }
 
 /* ---- list, discard, gc ---- */
@@ -513,7 +513,7 @@ void store_trim(void)
 		isd_agent_state_gc(false, true);
 }
 
-static int usage(FILE *f, int code)
+static void usage(FILE *f)
 {
 	fprintf(f, "Usage: isd state list\n"
 		   "       isd state diff [ID]      what the agent's state holds (code-bearing, not merged)\n"
@@ -521,35 +521,71 @@ static int usage(FILE *f, int code)
 		   "       isd state restore [ID]   the state as it was before session ID (added files removed,\n"
 		   "                                changed and deleted ones put back)\n"
 		   "       isd state discard ID     drop a store: its held items and its backups\n");
-	return code;
+}
+
+/* isd state SUB [ID]: the one operand, or the exit status (>= 0). */
+static int state_id(const char *name, int max_ids, int argc, char **argv, const char **id)
+{
+	const struct isd_cli_command cmd = {name, usage, NULL, max_ids};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+
+	*id = NULL;
+	while (isd_cli_next(&a))
+		*id = a.value;
+	return a.exit;
+}
+
+static int state_list(int argc, char **argv)
+{
+	const char *id;
+	int r = state_id("state list", 0, argc, argv, &id);
+	return r >= 0 ? r : list();
+}
+
+static int state_apply(int argc, char **argv)
+{
+	const char *id;
+	int r = state_id("state apply", 1, argc, argv, &id);
+	return r >= 0 ? r : take_all(id);
+}
+
+static int state_restore_cmd(int argc, char **argv)
+{
+	const char *id;
+	int r = state_id("state restore", 1, argc, argv, &id);
+	return r >= 0 ? r : state_restore(id);
+}
+
+static int state_discard(int argc, char **argv)
+{
+	const char *id;
+	int r = state_id("state discard", 1, argc, argv, &id);
+	return r >= 0 ? r : discard(id);
+}
+
+static int state_diff(int argc, char **argv)
+{
+	struct state_store s;
+	const char *id;
+	int r = state_id("state diff", 1, argc, argv, &id);
+
+	if (r >= 0)
+		return r;
+	r = find_store(id, id ? WANT_ANY : WANT_HELD, &s);
+	if (r < 0) {
+		isd_error_print("state diff failed");
+		return ISD_EXIT_FAILURE;
+	}
+	isd_agent_state_print_held(s.id, isatty(STDOUT_FILENO));
+	store_free(&s);
+	return 0;
 }
 
 int isd_agent_state_cmd(int argc, char **argv)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL, *id = argc > 2 ? argv[2] : NULL;
-
-	if (!sub || argc > 3)
-		return usage(stderr, ISD_EXIT_FAILURE);
-	if (!strcmp(sub, "--help") || !strcmp(sub, "-h"))
-		return usage(stdout, 0);
-	if (!strcmp(sub, "list") && !id)
-		return list();
-	if (!strcmp(sub, "apply"))
-		return take_all(id);
-	if (!strcmp(sub, "restore"))
-		return state_restore(id);
-	if (!strcmp(sub, "discard"))
-		return discard(id);
-	if (!strcmp(sub, "diff")) {
-		struct state_store s;
-		int r = find_store(id, id ? WANT_ANY : WANT_HELD, &s);
-		if (r < 0) {
-			isd_error_print("state diff failed");
-			return ISD_EXIT_FAILURE;
-		}
-		isd_agent_state_print_held(s.id, isatty(STDOUT_FILENO));
-		store_free(&s);
-		return 0;
-	}
-	return usage(stderr, ISD_EXIT_FAILURE);
+	static const struct isd_cli_subcommand subs[] = {
+		{"list", state_list},       {"diff", state_diff},       {"apply", state_apply},
+		{"restore", state_restore_cmd}, {"discard", state_discard}, {0},
+	};
+	return isd_cli_dispatch("state", usage, subs, argc, argv);
 }

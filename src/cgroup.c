@@ -750,28 +750,12 @@ fail:
 	return fail_prepare(cg, r);
 }
 
-int isd_cgroup_gc_main(int argc, char **argv)
+int isd_cgroup_gc(bool dry_run)
 {
-	bool dry_run = false;
 	struct host h;
 	int failures = 0;
 	char *slash;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--dry-run") || !strcmp(argv[i], "-n")) {
-			dry_run = true;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("Usage: isd gc [--dry-run]\n"
-			       "Remove the cgroups of isd runs that ended without cleaning up (isd-<pid>-*\n"
-			       "next to and below isd's own cgroup, whose owner pid is gone), sessions\n"
-			       "whose removal was interrupted (.removing-ID in the session store), and\n"
-			       "empty sessions of an isd exec that was killed (not --workspace-keep).\n");
-			return 0;
-		} else {
-			fprintf(stderr, "isd: gc: unknown argument '%s' (see isd gc --help)\n", argv[i]);
-			return ISD_EXIT_FAILURE;
-		}
-	}
 	{
 		size_t removed;
 		/* Sessions whose removal was interrupted (src/session-gc.c). */

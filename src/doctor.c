@@ -6,6 +6,7 @@
  * `isd exec --profile agent` can work fully here.
  */
 #define _GNU_SOURCE
+#include "isd/cli-args.h"
 #include "isd/storage.h"
 #include "isd/doctor.h"
 #include "isd/caller.h"
@@ -452,23 +453,28 @@ static const char *level_name(enum level l)
 	return l == OK ? "ok" : l == WARN ? "warn" : "FAIL";
 }
 
+static void doctor_usage(FILE *out)
+{
+	fputs("Usage: isd doctor [--json]\n\n"
+	      "Check what this host allows isd to do, with a fix for each problem.\n"
+	      "Exit status 0 when the agent profile can work here, 1 when it cannot.\n",
+	      out);
+}
+
 int isd_doctor_main(int argc, char **argv)
 {
 	struct report r = {.n = 0};
-	bool json = argc > 1 && !strcmp(argv[1], "--json");
+	static const struct isd_cli_flag flags[] = {{"--json", 0, false, 1}, {0}};
+	static const struct isd_cli_command cmd = {"doctor", doctor_usage, flags, 0};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+	bool json = false;
 	bool agent_ok = true;
 	int width = 5;
 
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("Usage: isd doctor [--json]\n\n"
-		     "Check what this host allows isd to do, with a fix for each problem.\n"
-		     "Exit status 0 when the agent profile can work here, 1 when it cannot.");
-		return 0;
-	}
-	if (argc > 1 && !json) {
-		fprintf(stderr, "isd: doctor: unknown argument '%s' (known: --json)\n", argv[1]);
-		return ISD_EXIT_FAILURE;
-	}
+	while (isd_cli_next(&a))
+		json = true;
+	if (a.exit >= 0)
+		return a.exit;
 	isd_isolation_probe(&r.probe);
 	check_kernel(&r);
 	check_userns(&r);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/agent-state.h"
+#include "isd/cli-args.h"
 #include "diff-git.h"
 #include "isd/session-changes.h"
 #include "isd/session-git.h"
@@ -717,47 +718,61 @@ out:
 	return r;
 }
 
+enum { DIFF_STAT = 1, DIFF_NAME_ONLY, DIFF_COLOR, DIFF_IGNORED, DIFF_LIST_FOR_APPLY };
+static const struct isd_cli_flag diff_flags[] = {
+	{"--stat", 0, ISD_CLI_NO_VALUE, DIFF_STAT},
+	{"--name-only", 0, ISD_CLI_NO_VALUE, DIFF_NAME_ONLY},
+	{"--name-status", 0, ISD_CLI_NO_VALUE, DIFF_NAME_ONLY},
+	{"--color", 0, ISD_CLI_OPTIONAL_VALUE, DIFF_COLOR},
+	{"--ignored", 0, ISD_CLI_NO_VALUE, DIFF_IGNORED},
+	{"--list-ignored-for-apply", 0, ISD_CLI_NO_VALUE, DIFF_LIST_FOR_APPLY},
+	{0},
+};
+static const struct isd_cli_command diff_command = {"diff", usage, diff_flags, -1};
+
 int main(int argc, char **argv)
 {
 	_cleanup_strv_ char **operands = NULL;
 	enum format format = PATCH;
 	struct isd_session s;
-	bool consumed = false, dashdash = false, id_allowed = true, show_ignored = false, list_for_apply = false;
+	struct isd_cli_args a = ISD_CLI_ARGS(&diff_command, argc - 1, argv + 1);
+	bool consumed = false, id_allowed = true, show_ignored = false, list_for_apply = false;
 	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
 	bool color = isatty(STDOUT_FILENO) && term && strcmp(term, "dumb") && !(no_color && no_color[0]);
 	int r;
 
 	/* Run as `isd diff ...`: argv[1] is "diff". */
-	for (int i = 2; i < argc; i++) {
-		if (!dashdash && !strcmp(argv[i], "--"))
-			dashdash = true;
-		else if (!dashdash && !strcmp(argv[i], "--stat"))
+	while (isd_cli_next(&a)) {
+		switch (a.id) {
+		case DIFF_STAT:
 			format = STAT;
-		else if (!dashdash && (!strcmp(argv[i], "--name-only") || !strcmp(argv[i], "--name-status")))
+			break;
+		case DIFF_NAME_ONLY:
 			format = NAME_ONLY;
-		else if (!dashdash && (!strcmp(argv[i], "--color") || !strcmp(argv[i], "--color=always")))
-			color = true;
-		else if (!dashdash && !strcmp(argv[i], "--ignored"))
+			break;
+		case DIFF_COLOR:
+			if (!a.value || !strcmp(a.value, "always"))
+				color = true;
+			else if (!strcmp(a.value, "never"))
+				color = false;
+			else if (strcmp(a.value, "auto")) /* auto: decided above */
+				return isd_cli_usage_error(&diff_command, "--color=%s: expected always, never or auto", a.value);
+			break;
+		case DIFF_IGNORED:
 			show_ignored = true;
-		else if (!dashdash && !strcmp(argv[i], "--list-ignored-for-apply"))
+			break;
+		case DIFF_LIST_FOR_APPLY:
 			list_for_apply = true;
-		else if (!dashdash && !strcmp(argv[i], "--color=never"))
-			color = false;
-		else if (!dashdash && !strcmp(argv[i], "--color=auto"))
-			; /* decided above */
-		else if (!dashdash && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))) {
-			usage(stdout);
-			return 0;
-		} else if (!dashdash && argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "isd: diff: unknown option %s (see isd diff --help)\n", argv[i]);
-			return ISD_EXIT_FAILURE;
-		} else {
+			break;
+		default:
 			/* After "--" there are only PATHs. */
-			if (!operands && dashdash)
+			if (!operands && a.options_done)
 				id_allowed = false;
-			isd_strv_push(&operands, isd_xstrdup(argv[i]));
+			isd_strv_push(&operands, isd_xstrdup(a.value));
 		}
 	}
+	if (a.exit >= 0)
+		return a.exit;
 	git_libgit2_init();
 	signal(SIGALRM, stuck);
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, false, &s, &consumed);

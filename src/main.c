@@ -3,6 +3,7 @@
 #include "isd/activity.h"
 #include "isd/agent-state.h"
 #include "isd/cgroup.h"
+#include "isd/cli-args.h"
 #include "isd/cli.h"
 #include "isd/doctor.h"
 #include "isolation.h"
@@ -95,6 +96,35 @@ static int cmd_exec(int argc, char **argv)
 	return code;
 }
 
+static void gc_usage(FILE *out)
+{
+	fputs("Usage: isd gc [--dry-run]\n"
+	      "Remove the cgroups of isd runs that ended without cleaning up (isd-<pid>-*\n"
+	      "next to and below isd's own cgroup, whose owner pid is gone), sessions\n"
+	      "whose removal was interrupted (.removing-ID in the session store), and\n"
+	      "empty sessions of an isd exec that was killed (not --workspace-keep).\n",
+	      out);
+}
+
+static int cmd_gc(int argc, char **argv)
+{
+	enum { GC_DRY_RUN = 1 };
+	static const struct isd_cli_flag flags[] = {{"--dry-run", 'n', false, GC_DRY_RUN}, {0}};
+	static const struct isd_cli_command gc = {"gc", gc_usage, flags, 0};
+	struct isd_cli_args a = ISD_CLI_ARGS(&gc, argc, argv);
+	bool dry = false;
+	int r;
+
+	while (isd_cli_next(&a))
+		dry = true; /* --dry-run, the only one */
+	if (a.exit >= 0)
+		return a.exit;
+	r = isd_cgroup_gc(dry);
+	if (r == 0)
+		isd_agent_state_gc(dry, true);
+	return r;
+}
+
 /* isd diff lives in isd-diff (src/isd-diff.c), the one program linking libgit2. */
 static int exec_isd_diff(char **argv)
 {
@@ -156,13 +186,8 @@ int main(int argc, char **argv)
 		return isd_session_cmd_discard(argc - 1, argv + 1);
 	if (!strcmp(cmd, "session") || !strcmp(cmd, "sessions"))
 		return isd_session_cmd_session(argc - 1, argv + 1);
-	if (!strcmp(cmd, "gc")) {
-		bool dry = argc > 2 && (!strcmp(argv[2], "--dry-run") || !strcmp(argv[2], "-n"));
-		int r = isd_cgroup_gc_main(argc - 1, argv + 1);
-		if (r == 0)
-			isd_agent_state_gc(dry, true);
-		return r;
-	}
+	if (!strcmp(cmd, "gc"))
+		return cmd_gc(argc - 1, argv + 1);
 	if (!strcmp(cmd, "state"))
 		return isd_agent_state_cmd(argc - 1, argv + 1);
 	if (!strcmp(cmd, "resume"))

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
+#include "isd/cli-args.h"
 #include "isd/fsutil.h"
 #include "isd/profile.h"
 #include "isd/util.h"
@@ -371,16 +372,61 @@ static int profile_edit(const char *name)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : ISD_EXIT_FAILURE;
 }
 
+static void profile_usage(FILE *out)
+{
+	fputs("Usage: isd profile list\n"
+	      "       isd profile show NAME   the profile's text, and the file it comes from\n"
+	      "       isd profile edit NAME   edit your own copy (~/.config/isd/profiles/NAME.conf),\n"
+	      "                               which includes the installed one\n"
+	      "\n"
+	      "Profiles are isd exec options kept in NAME.conf (isd.profile(5)).\n",
+	      out);
+}
+
+/* isd profile SUB NAME: the name, or the exit status (>= 0). */
+static int profile_name(const char *cmdname, int argc, char **argv, const char **name)
+{
+	const struct isd_cli_command cmd = {cmdname, profile_usage, NULL, 1};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+
+	*name = NULL;
+	while (isd_cli_next(&a))
+		*name = a.value;
+	if (a.exit < 0 && !*name)
+		return isd_cli_usage_error(&cmd, "expected a profile NAME");
+	return a.exit;
+}
+
+static int profile_list_cmd(int argc, char **argv)
+{
+	const struct isd_cli_command cmd = {"profile list", profile_usage, NULL, 0};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+
+	while (isd_cli_next(&a))
+		;
+	return a.exit >= 0 ? a.exit : profile_list();
+}
+
+static int profile_show_cmd(int argc, char **argv)
+{
+	const char *name;
+	int r = profile_name("profile show", argc, argv, &name);
+	return r >= 0 ? r : profile_show(name);
+}
+
+static int profile_edit_cmd(int argc, char **argv)
+{
+	const char *name;
+	int r = profile_name("profile edit", argc, argv, &name);
+	return r >= 0 ? r : profile_edit(name);
+}
+
 int isd_profile_main(int argc, char **argv)
 {
-	if (argc >= 2 && !strcmp(argv[1], "list"))
-		return profile_list();
-	if (argc == 3 && !strcmp(argv[1], "show"))
-		return profile_show(argv[2]);
-	if (argc == 3 && !strcmp(argv[1], "edit"))
-		return profile_edit(argv[2]);
-	fprintf(stderr, "isd: profile: expected list, show NAME or edit NAME\n");
-	return ISD_EXIT_FAILURE;
+	static const struct isd_cli_subcommand subs[] = {
+		{"list", profile_list_cmd}, {"show", profile_show_cmd}, {"edit", profile_edit_cmd}, {0}};
+
+	return isd_cli_dispatch("profile", profile_usage, subs, argc, argv);
 }
 
 /* --allow @NAME: a named set of hosts (the npm registry, PyPI, ...) kept as

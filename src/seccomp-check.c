@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "isd/cli-args.h"
 #include "isd/seccomp.h"
 #include "seccomp-internal.h"
 #include "isd/util.h"
@@ -377,32 +378,14 @@ int isd_seccomp_describe_json(const struct isd_seccomp_profile *p, char **out)
 	return 0;
 }
 
-static int cmd_check(int argc, char **argv)
+static int cmd_check(const char *what, bool pfc, bool as_json, bool verbose)
 {
-	bool pfc = false, as_json = false, verbose = false;
-	const char *what = NULL;
 	_cleanup_free_ char *path = NULL, *buf = NULL;
 	struct isd_seccomp_profile *p = NULL;
 	void *ctx = NULL;
 	size_t len;
 	int r;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--pfc"))
-			pfc = true;
-		else if (!strcmp(argv[i], "--json"))
-			as_json = true;
-		else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
-			verbose = true;
-		else if (argv[i][0] == '-' && argv[i][1])
-			return isd_error(0, "seccomp check: unknown option %s", argv[i]);
-		else if (!what)
-			what = argv[i];
-		else
-			return isd_error(0, "seccomp check: one profile at a time");
-	}
-	if (!what)
-		return isd_error(0, "usage: isd seccomp check PROFILE [--pfc] [--json] [-v]");
 	if (pfc && as_json)
 		return isd_error(0, "seccomp check: --pfc and --json exclude each other");
 	if (!strcmp(what, "unconfined")) {
@@ -458,7 +441,7 @@ static int cmd_list(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: isd seccomp check PROFILE [--pfc] [--json] [-v]\n"
+	fprintf(f, "Usage: isd seccomp check PROFILE [--pfc] [--json] [-v]\n"
 		   "       isd seccomp list\n"
 		   "PROFILE is a name (looked up in $XDG_CONFIG_HOME/isd/seccomp-profiles,\n"
 		   "/etc/isd/seccomp-profiles, %s), a path containing '/', or \"unconfined\".\n"
@@ -467,20 +450,10 @@ static void usage(FILE *f)
 		ISD_SECCOMP_PROFILES_DIR);
 }
 
-int isd_seccomp_main(int argc, char **argv)
+/* The end of every subcommand: what was written reached stdout, or the
+ * failure is one line. */
+static int finish(int r)
 {
-	int r;
-
-	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? ISD_EXIT_FAILURE : 0;
-	}
-	if (!strcmp(argv[1], "check"))
-		r = cmd_check(argc - 1, argv + 1);
-	else if (!strcmp(argv[1], "list"))
-		r = cmd_list();
-	else
-		r = isd_error(0, "unknown seccomp subcommand \"%s\" (try: check, list)", argv[1]);
 	if (fflush(stdout) != 0 && r >= 0)
 		r = isd_error(-EIO, "writing the output");
 	if (r < 0) {
@@ -488,5 +461,54 @@ int isd_seccomp_main(int argc, char **argv)
 		return ISD_EXIT_FAILURE;
 	}
 	return 0;
+}
+
+static int check_main(int argc, char **argv)
+{
+	enum { CHECK_PFC = 1, CHECK_JSON, CHECK_VERBOSE };
+	static const struct isd_cli_flag flags[] = {
+		{"--pfc", 0, false, CHECK_PFC}, {"--json", 0, false, CHECK_JSON}, {"--verbose", 'v', false, CHECK_VERBOSE}, {0}};
+	static const struct isd_cli_command cmd = {"seccomp check", usage, flags, 1};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+	bool pfc = false, as_json = false, verbose = false;
+	const char *what = NULL;
+
+	while (isd_cli_next(&a)) {
+		switch (a.id) {
+		case CHECK_PFC:
+			pfc = true;
+			break;
+		case CHECK_JSON:
+			as_json = true;
+			break;
+		case CHECK_VERBOSE:
+			verbose = true;
+			break;
+		default:
+			what = a.value;
+		}
+	}
+	if (a.exit >= 0)
+		return a.exit;
+	if (!what)
+		return isd_cli_usage_error(&cmd, "expected a PROFILE");
+	return finish(cmd_check(what, pfc, as_json, verbose));
+}
+
+static int list_main(int argc, char **argv)
+{
+	static const struct isd_cli_command cmd = {"seccomp list", usage, NULL, 0};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+
+	while (isd_cli_next(&a))
+		;
+	return a.exit >= 0 ? a.exit : finish(cmd_list());
+}
+
+int isd_seccomp_main(int argc, char **argv)
+{
+	static const struct isd_cli_subcommand subs[] = {{"check", check_main}, {"list", list_main}, {0}};
+
+	return isd_cli_dispatch("seccomp", usage, subs, argc, argv);
 }
 

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "session-apply.h"
+#include "isd/cli-args.h"
 #include "isd/session-changes.h"
 #include "isd/session-git.h"
 #include "isd/session.h"
@@ -110,7 +111,7 @@ static int filter_ignored(const struct isd_session *s, struct isd_changes *sel, 
 	return 0;
 }
 
-static int apply_usage(void)
+static void apply_usage(FILE *out)
 {
 	fputs("Usage: isd apply [ID] [--force] [--include-ignored] [--allow-git-exec] [--allow-history-loss]\n"
 	      "                 [PATH...]\n"
@@ -128,9 +129,18 @@ static int apply_usage(void)
 	      "                        include.path, ...: isd diff lists it); refused otherwise\n"
 	      "  --allow-history-loss  take changes that remove git objects or rewrite history\n"
 	      "                        (shallow, grafts, replace refs); refused otherwise\n",
-	      stdout);
-	return 0;
+	      out);
 }
+
+enum { APPLY_FORCE = 1, APPLY_INCLUDE_IGNORED, APPLY_GIT_EXEC, APPLY_HISTORY_LOSS };
+static const struct isd_cli_flag apply_flags[] = {
+	{"--force", 0, false, APPLY_FORCE},
+	{"--include-ignored", 0, false, APPLY_INCLUDE_IGNORED},
+	{"--allow-git-exec", 0, false, APPLY_GIT_EXEC},
+	{"--allow-history-loss", 0, false, APPLY_HISTORY_LOSS},
+	{0},
+};
+static const struct isd_cli_command apply_command = {"apply", apply_usage, apply_flags, -1};
 
 static int cmd_apply(struct isd_session *s, char **paths, bool force, bool include_ignored, unsigned git_allow,
 		     int *code)
@@ -198,35 +208,34 @@ int isd_session_cmd_apply(int argc, char **argv)
 {
 	_cleanup_strv_ char **operands = NULL;
 	struct isd_session s;
-	bool force = false, consumed = false, dashdash = false, id_allowed = true, include_ignored = false;
+	struct isd_cli_args a = ISD_CLI_ARGS(&apply_command, argc, argv);
+	bool force = false, consumed = false, id_allowed = true, include_ignored = false;
 	unsigned git_allow = 0;
 	int r, code = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!dashdash && !strcmp(argv[i], "--"))
-			dashdash = true;
-		else if (!dashdash && !strcmp(argv[i], "--force"))
+	while (isd_cli_next(&a)) {
+		switch (a.id) {
+		case APPLY_FORCE:
 			force = true;
-		else if (!dashdash && !strcmp(argv[i], "--include-ignored"))
+			break;
+		case APPLY_INCLUDE_IGNORED:
 			include_ignored = true;
-		else if (!dashdash && !strcmp(argv[i], "--allow-git-exec"))
+			break;
+		case APPLY_GIT_EXEC:
 			git_allow |= ISD_GIT_ALLOW_EXEC;
-		else if (!dashdash && !strcmp(argv[i], "--allow-history-loss"))
+			break;
+		case APPLY_HISTORY_LOSS:
 			git_allow |= ISD_GIT_ALLOW_HISTORY_LOSS;
-		else if (!dashdash && (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")))
-			return apply_usage();
-		else if (!dashdash && argv[i][0] == '-' && argv[i][1])
-		{
-			fprintf(stderr, "isd: apply: unknown option %s (see isd apply --help)\n", argv[i]);
-			return ISD_EXIT_FAILURE;
-		}
-		else {
+			break;
+		default:
 			/* After "--" there are only PATHs. */
-			if (!operands && dashdash)
+			if (!operands && a.options_done)
 				id_allowed = false;
-			isd_strv_push(&operands, isd_xstrdup(argv[i]));
+			isd_strv_push(&operands, isd_xstrdup(a.value));
 		}
 	}
+	if (a.exit >= 0)
+		return a.exit;
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, true, &s, &consumed);
 	if (r == 0) {
 		r = cmd_apply(&s, operands ? operands + consumed : NULL, force, include_ignored, git_allow, &code);

@@ -6,6 +6,7 @@
  * diff and discard take as it is.
  */
 #define _GNU_SOURCE
+#include "isd/cli-args.h"
 #include "isd/fsutil.h"
 #include "isd/session.h"
 #include "isd/storage.h"
@@ -622,41 +623,60 @@ static int session_list(bool as_json)
 	return 0;
 }
 
-int isd_session_cmd_session(int argc, char **argv)
+static void session_usage(FILE *out)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL;
-	int r;
+	fputs("Usage: isd session list [--json]\n"
+	      "       isd session prune [--dry-run]\n"
+	      "\n"
+	      "Copy-on-write workspace sessions (isd exec --workspace DIR:cow): id, start,\n"
+	      "running or stopped, changes not applied yet, size of the upper layer, project.\n"
+	      "prune removes every stopped session without changes, and half-removed ones.\n"
+	      "See also: isd diff, isd apply, isd discard.\n",
+	      out);
+}
 
-	if (sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help"))) {
-		fputs("Usage: isd session list [--json]\n"
-		      "       isd session prune [--dry-run]\n"
-		      "\n"
-		      "Copy-on-write workspace sessions (isd exec --workspace DIR:cow): id, start,\n"
-		      "running or stopped, changes not applied yet, size of the upper layer, project.\n"
-		      "prune removes every stopped session without changes, and half-removed ones.\n"
-		      "See also: isd diff, isd apply, isd discard.\n",
-		      stdout);
-		return 0;
-	}
-	if (sub && !strcmp(sub, "prune") && (argc == 2 || (argc == 3 && (!strcmp(argv[2], "--dry-run") || !strcmp(argv[2], "-n"))))) {
-		r = isd_session_prune(argc == 3);
-		if (r < 0) {
-			isd_error_print("session prune failed");
-			return ISD_EXIT_FAILURE;
-		}
-		return 0;
-	}
-	if (!sub || (strcmp(sub, "list") && strcmp(sub, "ls")) || argc > 3 ||
-	    (argc == 3 && strcmp(argv[2], "--json"))) {
-		fprintf(stderr, "isd: session: expected list [--json] or prune [--dry-run]\n");
+static int session_prune_cmd(int argc, char **argv)
+{
+	static const struct isd_cli_flag flags[] = {{"--dry-run", 'n', false, 1}, {0}};
+	static const struct isd_cli_command cmd = {"session prune", session_usage, flags, 0};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+	bool dry_run = false;
+
+	while (isd_cli_next(&a))
+		dry_run = true;
+	if (a.exit >= 0)
+		return a.exit;
+	if (isd_session_prune(dry_run) < 0) {
+		isd_error_print("session prune failed");
 		return ISD_EXIT_FAILURE;
 	}
-	r = session_list(argc == 3);
-	if (r < 0) {
+	return 0;
+}
+
+static int session_list_cmd(int argc, char **argv)
+{
+	static const struct isd_cli_flag flags[] = {{"--json", 0, false, 1}, {0}};
+	static const struct isd_cli_command cmd = {"session list", session_usage, flags, 0};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+	bool json = false;
+
+	while (isd_cli_next(&a))
+		json = true;
+	if (a.exit >= 0)
+		return a.exit;
+	if (session_list(json) < 0) {
 		isd_error_print("session list failed");
 		return ISD_EXIT_FAILURE;
 	}
 	return 0;
+}
+
+int isd_session_cmd_session(int argc, char **argv)
+{
+	static const struct isd_cli_subcommand subs[] = {
+		{"list", session_list_cmd}, {"ls", session_list_cmd}, {"prune", session_prune_cmd}, {0}};
+
+	return isd_cli_dispatch("session", session_usage, subs, argc, argv);
 }
 
 /* isd discard --all: every stopped session of the current directory's
@@ -697,36 +717,44 @@ static int discard_all(void)
 	return 0;
 }
 
+static void discard_usage(FILE *out)
+{
+	fputs("Usage: isd discard [ID | --all]\n\nRemove a stopped session with its changes (without ID: the latest\n"
+	      "session with changes of the current directory's project; --all: every stopped\n"
+	      "session of it; isd session list shows them).\n",
+	      out);
+}
+
 int isd_session_cmd_discard(int argc, char **argv)
 {
+	static const struct isd_cli_flag flags[] = {{"--all", 0, false, 1}, {0}};
+	static const struct isd_cli_command cmd = {"discard", discard_usage, flags, 1};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+	const char *id = NULL;
+	bool all = false;
 	struct isd_session s;
 	int r;
 
-	if (argc == 2 && !strcmp(argv[1], "--all")) {
+	while (isd_cli_next(&a)) {
+		if (a.id == ISD_CLI_OPERAND)
+			id = a.value;
+		else
+			all = true;
+	}
+	if (a.exit >= 0)
+		return a.exit;
+	if (all && id)
+		return isd_cli_usage_error(&cmd, "either a session ID or --all");
+	if (all) {
 		if (discard_all() < 0) {
 			isd_error_print("discard failed");
 			return ISD_EXIT_FAILURE;
 		}
 		return 0;
 	}
-	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-			fputs("Usage: isd discard [ID | --all]\n\nRemove a stopped session with its changes (without ID: the latest\n"
-			      "session with changes of the current directory's project; --all: every stopped\n"
-			      "session of it; isd session list shows them).\n",
-			      stdout);
-			return 0;
-		}
-		if (argv[1][0] == '-')
-			fprintf(stderr, "isd: discard: unknown option %s (usage: isd discard [ID | --all])\n", argv[1]);
-		else
-			fprintf(stderr, "isd: discard: expected at most one session ID, got '%s' (usage: isd discard [ID | --all])\n",
-				argv[argc - 1]);
-		return ISD_EXIT_FAILURE;
-	}
 	/* Only ever the session named, never a guess from a mistyped id. */
-	if (argc == 2) {
-		r = isd_session_open(argv[1], true, &s);
+	if (id) {
+		r = isd_session_open(id, true, &s);
 	} else {
 		_cleanup_free_ char *cwd = getcwd(NULL, 0);
 

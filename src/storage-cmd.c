@@ -7,6 +7,7 @@
  * which must be an isd of this user.
  */
 #define _GNU_SOURCE
+#include "isd/cli-args.h"
 #include "isd/storage.h"
 #include "isd/cgroup.h"
 #include "isd/session.h"
@@ -78,35 +79,38 @@ static int check_isd(pid_t pid, int sig)
 	return 0;
 }
 
+static void resume_usage(FILE *out)
+{
+	fputs("Usage: isd resume [--end] ID\n"
+	      "\n"
+	      "Lets a sandbox that isd froze at a storage bound (--storage-opt) go on, the\n"
+	      "bound moved by a grace, or with --end ends it.  ID is the session's id, or\n"
+	      "the number the freeze message names.\n",
+	      out);
+}
+
+enum { RESUME_END = 1 };
+static const struct isd_cli_flag resume_flags[] = {{"--end", 0, false, RESUME_END}, {0}};
+static const struct isd_cli_command resume_command = {"resume", resume_usage, resume_flags, 1};
+
 int isd_storage_resume_main(int argc, char **argv)
 {
+	struct isd_cli_args a = ISD_CLI_ARGS(&resume_command, argc, argv);
 	bool end = false;
 	const char *id = NULL;
 	pid_t pid = 0;
 	int r;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--end"))
+	while (isd_cli_next(&a)) {
+		if (a.id == RESUME_END)
 			end = true;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs("Usage: isd resume [--end] ID\n"
-			      "\n"
-			      "Lets a sandbox that isd froze at a storage bound (--storage-opt) go on, the\n"
-			      "bound moved by a grace, or with --end ends it.  ID is the session's id, or\n"
-			      "the number the freeze message names.\n",
-			      stdout);
-			return 0;
-		} else if (!id && argv[i][0] != '-')
-			id = argv[i];
-		else {
-			fprintf(stderr, "isd: resume: unexpected argument '%s' (usage: isd resume [--end] ID)\n", argv[i]);
-			return ISD_EXIT_FAILURE;
-		}
+		else
+			id = a.value;
 	}
-	if (!id) {
-		fprintf(stderr, "isd: resume: which sandbox? (usage: isd resume [--end] ID)\n");
-		return ISD_EXIT_FAILURE;
-	}
+	if (a.exit >= 0)
+		return a.exit;
+	if (!id)
+		return isd_cli_usage_error(&resume_command, "which sandbox? expected an ID");
 	if (strspn(id, "0123456789") == strlen(id) && strlen(id) < 10) {
 		pid = (pid_t)atoi(id);
 	} else {

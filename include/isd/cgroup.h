@@ -20,7 +20,7 @@
  *     isd, then 1. (an ssh session in a root-owned session-N.scope).
  * The payload enters the sandbox cgroup atomically through
  * clone3(CLONE_INTO_CGROUP, dirfd), or isd_cgroup_attach() as a fallback.
- * Directory names carry isd's pid so that isd_cgroup_gc_main() and the
+ * Directory names carry isd's pid so that isd_cgroup_gc() and the
  * cheap gc in isd_cgroup_prepare() can remove those whose owner died.
  */
 #ifndef ISD_CGROUP_H
@@ -80,8 +80,9 @@ int isd_cgroup_destroy(struct isd_cgroup *cg);
 int isd_cgroup_open(const char *parent, const char *name, struct isd_cgroup *cg);
 /* `isd gc [--dry-run]`: remove isd-<pid>-* cgroups whose owner is dead,
  * killing what still runs in them (isd_cgroup_prepare() does the same,
- * cheaply, for empty ones only). */
-int isd_cgroup_gc_main(int argc, char **argv);
+ * cheaply, for empty ones only), and the sessions half removed or left
+ * empty.  Returns 0 or ISD_EXIT_FAILURE. */
+int isd_cgroup_gc(bool dry_run);
 /* Remove the isd-<pid>-* leftovers of dead owners directly under dir;
  * populated ones only with kill_orphans (their processes are killed).
  * Returns the number that could not be removed. */

@@ -305,7 +305,7 @@ assert all(x["status"] in ("ok", "warn", "FAIL") for x in d["checks"])
 	expect_contains "$out" "Usage: isd doctor"
 	run_isd doctor --bogus
 	expect_rc 125
-	expect_contains "$err" "unknown argument '--bogus'"
+	expect_contains "$err" "isd: doctor: unknown option '--bogus' (see isd doctor --help)"
 }
 
 # A host that cannot enforce the agent profile's default limits says so
