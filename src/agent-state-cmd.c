@@ -9,6 +9,7 @@
 #include "isd/cli-args.h"
 #include "isd/util.h"
 #include "isd/path-util.h"
+#include "isd/visible.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "isd/path-util.h"
+#include "isd/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,4 +68,24 @@ bool isd_find_program(const char *name, char *buf, size_t size)
 	return isd_path_search(path && path[0] ? path : "/usr/local/bin:/usr/bin:/bin", name, buf, size,
 			       isd_path_is_executable, NULL) ||
 	       isd_path_search("/usr/sbin:/usr/bin", name, buf, size, isd_path_is_executable, NULL);
+}
+
+int isd_project_relative(const char *project, const char *cwd, const char *arg, char **out)
+{
+	_cleanup_free_ char *abs = NULL, *norm = NULL;
+	const char *rest;
+
+	if (arg[0] == '/')
+		abs = isd_xstrdup(arg);
+	else if (cwd && isd_path_under(cwd, project))
+		abs = isd_xasprintf("%s/%s", cwd, arg);
+	else
+		abs = isd_xasprintf("%s/%s", project, arg);
+	if (isd_resolve_abs_path_lexically(abs, &norm) < 0)
+		return isd_error(0, "%s: not a path", arg);
+	rest = isd_path_rest(norm, project);
+	if (!rest)
+		return isd_error(0, "%s is not in the session's project %s", arg, project);
+	*out = isd_xstrdup(rest);
+	return 0;
 }

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "session-apply.h"
 #include "isd/cli-args.h"
+#include "isd/path-util.h"
 #include "isd/session-changes.h"
 #include "isd/session-git.h"
 #include "isd/session.h"

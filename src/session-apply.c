@@ -14,6 +14,7 @@
 #include "isd/session.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
+#include "isd/visible.h"
 
 #include <dirent.h>
 #include <fcntl.h>

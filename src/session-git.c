@@ -15,6 +15,7 @@
 #include "isd/syscalls.h"
 #include "isd/util.h"
 #include "isd/path-util.h"
+#include "isd/visible.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -3,7 +3,9 @@
 #include "isd/visible.h"
 #include "isd/util.h"
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Code points a terminal or a reader takes for something they are not:
@@ -141,4 +143,39 @@ void isd_visible_fwrite(FILE *f, const char *buf, size_t len, bool keep_newlines
 	}
 	v = isd_visible(buf, len, keep_newlines);
 	fputs(v, f);
+}
+
+char *isd_quote_path(const char *prefix, const char *path)
+{
+	_cleanup_free_ char *plain = isd_xasprintf("%s%s", prefix, path);
+	static const char esc[] = "\a\b\t\n\v\f\r";
+	static const char letters[] = "abtnvfr";
+	char *res, *w;
+	bool needs = false;
+
+	for (const unsigned char *p = (const unsigned char *)plain; *p; p++)
+		if (*p < 0x20 || *p == '"' || *p == '\\' || *p >= 0x7f)
+			needs = true;
+	if (!needs)
+		return isd_steal_ptr(plain);
+	res = w = isd_xmalloc(strlen(plain) * 4 + 3);
+	*w++ = '"';
+	for (const unsigned char *p = (const unsigned char *)plain; *p; p++) {
+		const char *e = *p ? strchr(esc, *p) : NULL;
+
+		if (e) {
+			*w++ = '\\';
+			*w++ = letters[e - esc];
+		} else if (*p == '"' || *p == '\\') {
+			*w++ = '\\';
+			*w++ = (char)*p;
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			w += sprintf(w, "\\%03o", *p);
+		} else {
+			*w++ = (char)*p;
+		}
+	}
+	*w++ = '"';
+	*w = '\0';
+	return res;
 }

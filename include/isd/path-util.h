@@ -34,4 +34,9 @@ bool isd_path_is_executable(const char *candidate, void *ctx);
  * a user's PATH often lacks: isd doctor finds the program isd exec runs. */
 bool isd_find_program(const char *name, char *buf, size_t size);
 
+/* A command-line path (absolute, or relative to cwd when cwd lies in the
+ * project, else to the project) as a path relative to project ("" for the
+ * project itself); -EINVAL with a message when it lies outside. */
+int isd_project_relative(const char *project, const char *cwd, const char *arg, char **out);
+
 #endif

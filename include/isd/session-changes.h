@@ -76,15 +76,6 @@ int isd_changes_apply(int project_fd, int upper_fd, const struct isd_changes *c,
  * more (equal to the project: applied changes, plain copy-ups). */
 int isd_changes_prune(int project_fd, int upper_fd);
 
-/* --- helpers shared with src/session.c and isd-diff --- */
-
-/* git's C-style quoting ("a\nb", octal for bytes >= 0x80) of prefix+path,
- * or a plain copy when no byte needs it. */
-char *isd_quote_path(const char *prefix, const char *path);
-
-/* Turn a command-line PATH (absolute, or relative to cwd) into a path
- * relative to project ("" for the project itself); -EINVAL with a message
- * when it lies outside. */
-int isd_project_relative(const char *project, const char *cwd, const char *arg, char **out);
+/* isd_quote_path: isd/visible.h; isd_project_relative: isd/path-util.h. */
 
 #endif

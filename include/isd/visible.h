@@ -32,4 +32,8 @@ char *isd_visible_str(const char *s);
 /* fwrite() of buf made visible. */
 void isd_visible_fwrite(FILE *f, const char *buf, size_t len, bool keep_newlines);
 
+/* git's C-style quoting ("a\nb", octal for bytes >= 0x80) of prefix+path,
+ * or a plain copy when no byte needs it: a path of the sandbox's, shown. */
+char *isd_quote_path(const char *prefix, const char *path);
+
 #endif

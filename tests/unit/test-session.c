@@ -8,6 +8,7 @@
 #endif
 #include "check.h"
 #include "isd/fsutil.h"
+#include "isd/path-util.h"
 #include "isd/session-changes.h"
 #include "isd/session.h"
 #include "isd/util.h"
