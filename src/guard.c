@@ -77,10 +77,10 @@ static void lexical_dirs(char ***paths, char ***what)
 
 char **isd_guard_dirs(char ***what_out)
 {
-	_cleanup_strv_ char **paths = NULL;
+	_cleanup_strv_ char **paths = NULL, **what = NULL;
 	char **real = NULL;
 
-	lexical_dirs(&paths, what_out);
+	lexical_dirs(&paths, what_out ? what_out : &what);
 	for (size_t i = 0; paths && paths[i]; i++)
 		isd_strv_push(&real, resolve_existing(paths[i]));
 	return real;

@@ -4,6 +4,7 @@
 #include "isd/fsutil.h"
 #include "isd/path-util.h"
 #include "isd/util.h"
+#include "guard.h"
 
 #include <errno.h>
 #include <unistd.h>
@@ -110,8 +111,30 @@ static void test_image_users(void)
 	close(root);
 }
 
+/* guard.h says what_out may be NULL: the callers that only need the
+ * paths (the storage watcher, the landlock tier) pass NULL. */
+static void test_guard_dirs_without_descriptions(void)
+{
+	char **with_what = NULL, **what = NULL, **plain;
+
+	setenv("HOME", "/home/guard-test", 1);
+	setenv("XDG_CONFIG_HOME", "/tmp/guard-test-config", 1);
+	with_what = isd_guard_dirs(&what);
+	plain = isd_guard_dirs(NULL);
+	CHECK(plain && with_what && what);
+	for (size_t i = 0; plain && with_what && plain[i]; i++) {
+		CHECK(with_what[i] && !strcmp(plain[i], with_what[i]));
+		CHECK(what[i] != NULL);
+	}
+	CHECK(plain && !strcmp(plain[0], "/tmp/guard-test-config/isd"));
+	isd_strv_free(plain);
+	isd_strv_free(with_what);
+	isd_strv_free(what);
+}
+
 int main(void)
 {
+	test_guard_dirs_without_descriptions();
 	test_image_users();
 	test_path_search();
 	test_path_under();
