@@ -5,6 +5,7 @@
  * only it loads libgit2, whose diff machinery makes the hunks.
  */
 #define _GNU_SOURCE
+#include "isd/owner-view.h"
 #include "isd/agent-state.h"
 #include "isd/cli-args.h"
 #include "diff-git.h"
@@ -773,6 +774,11 @@ int main(int argc, char **argv)
 	}
 	if (a.exit >= 0)
 		return a.exit;
+	/* The review reads what the payload made unreadable to its owner. */
+	if (isd_owner_view_enter() < 0) {
+		isd_error_print("diff failed");
+		return ISD_EXIT_FAILURE;
+	}
 	git_libgit2_init();
 	signal(SIGALRM, stuck);
 	r = isd_session_from_arg(operands && id_allowed ? operands[0] : NULL, false, &s, &consumed);

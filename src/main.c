@@ -4,6 +4,7 @@
 #include "isd/agent-state.h"
 #include "isd/cgroup.h"
 #include "isd/cli-args.h"
+#include "isd/owner-view.h"
 #include "isd/cli.h"
 #include "isd/doctor.h"
 #include "isolation.h"
@@ -177,6 +178,12 @@ int main(int argc, char **argv)
 		return isd_profile_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "diff"))
 		return exec_isd_diff(argv);
+	/* The review reads what the payload made unreadable to its owner. */
+	if ((!strcmp(cmd, "apply") || !strcmp(cmd, "discard") || !strcmp(cmd, "session") || !strcmp(cmd, "sessions")) &&
+	    isd_owner_view_enter() < 0) {
+		isd_error_print("");
+		return ISD_EXIT_FAILURE;
+	}
 	if (!strcmp(cmd, "apply"))
 		return isd_agent_state_apply_requested(argc - 1, argv + 1) ? isd_agent_state_cmd_apply(argc - 1, argv + 1)
 									     : isd_session_cmd_apply(argc - 1, argv + 1);

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "isd/cli-args.h"
 #include "isd/fsutil.h"
+#include "isd/owner-view.h"
 #include "isd/session.h"
 #include "isd/storage.h"
 #include "isd/session-changes.h"
@@ -425,8 +426,9 @@ bool isd_session_is_running(const struct isd_session *s)
 	return flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 }
 
-int isd_session_count_changes(const struct isd_session *s, size_t *count)
+static int count_changes(void *arg, uint64_t *count)
 {
+	const struct isd_session *s = arg;
 	_cleanup_free_ char *upper = isd_session_upper(s);
 	_cleanup_close_ int pfd = open(s->project, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_close_ int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -444,6 +446,15 @@ int isd_session_count_changes(const struct isd_session *s, size_t *count)
 	*count = isd_changes_count(&c);
 	isd_changes_free(&c);
 	return 0;
+}
+
+int isd_session_count_changes(const struct isd_session *s, size_t *count)
+{
+	uint64_t n = 0;
+	int r = isd_owner_view_call(count_changes, (void *)s, &n);
+
+	*count = (size_t)n;
+	return r;
 }
 
 void isd_session_finish(struct isd_session *s)

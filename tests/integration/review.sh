@@ -336,3 +336,47 @@ test_apply_staging_failure_changes_nothing() {
 	run_isd diff --name-only "$id"
 	expect_eq "$out" "$(printf 'D\tMakefile\nM\tkeep.txt\nM\tro/\nA\tro/f2')" "the session keeps everything (ro/ differs in mode now)"
 }
+
+# A payload that takes the owner's permissions away from what it wrote
+# (a mode-000 directory, a mode-000 or write-only file, a search-only
+# directory) must not hide it from the review nor break it: diff shows
+# the content and modes, apply writes them with those modes, discard
+# removes the session.
+test_unreadable_entries() {
+	make_project
+	cow 'mkdir d; echo x >d/f; chmod 000 d; echo secret >z; chmod 000 z; echo w >wo; chmod 0200 wo;
+		mkdir s; echo y >s/g; chmod 0100 s; mkdir t; echo q >t/h; chmod 0300 t'
+	expect_contains "$err" "keeps 5 changes" "the count at exit"
+	run_isd session list
+	expect_rc 0 "session list"
+	expect_contains "$out" " 5 " "the count in session list"
+	run_isd diff "$id"
+	expect_rc 0 "diff (stderr: $err)"
+	for f in d/f z wo s/g t/h; do expect_contains "$out" "+++ b/$f"; done
+	expect_contains "$out" "new file mode 100000"
+	expect_contains "$out" "new file mode 100200"
+	expect_contains "$out" "+secret"
+	expect_contains "$out" "+x"
+	expect_contains "$out" "+q"
+	run_isd diff --name-only "$id"
+	expect_rc 0 "diff --name-only"
+	expect_contains "$out" "d/f"
+	run_isd discard "$id"
+	expect_rc 0 "discard (stderr: $err)"
+	[ -z "$(ls -A "$XDG_STATE_HOME/isd/sessions")" ] || fail "discard left: $(ls -A "$XDG_STATE_HOME/isd/sessions")"
+	cow 'mkdir d; echo x >d/f; chmod 000 d; echo secret >z; chmod 000 z; echo w >wo; chmod 0200 wo;
+		mkdir s; echo y >s/g; chmod 0100 s'
+	run_isd apply "$id"
+	expect_rc 0 "apply (stderr: $err)"
+	expect_eq "$(stat -c %a "$P/d" "$P/z" "$P/wo" "$P/s" | tr '\n' ' ')" "0 0 200 100 " "modes on the host"
+	chmod 700 "$P/d" "$P/s"
+	chmod 600 "$P/z" "$P/wo"
+	expect_eq "$(cat "$P/d/f" "$P/z" "$P/wo" "$P/s/g" | tr '\n' ' ')" "x secret w y " "content on the host"
+	[ -z "$(sessions)" ] || fail "apply left the session"
+	cow 'mkdir d; echo x >d/f; chmod 000 d'
+	run_isd gc
+	expect_rc 0 "gc (stderr: $err)"
+	run_isd discard "$id"
+	expect_rc 0 "discard (stderr: $err)"
+	[ -z "$(ls -A "$XDG_STATE_HOME/isd/sessions")" ] || fail "discard left: $(ls -A "$XDG_STATE_HOME/isd/sessions")"
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The owner's view of a session's upper layer: see include/isd/owner-view.h. */
+#define _GNU_SOURCE
+#include "isd/owner-view.h"
+#include "isd/process.h"
+#include "isd/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int entered;
+
+static int write_file(const char *path, const char *text)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	return write(fd, text, len) == (ssize_t)len ? 0 : -errno;
+}
+
+int isd_owner_view_active(void)
+{
+	return entered || geteuid() == 0;
+}
+
+int isd_owner_view_enter(void)
+{
+	struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct caps[2] = {{0}};
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char map[64];
+
+	if (isd_owner_view_active())
+		return 0;
+	if (unshare(CLONE_NEWUSER) < 0)
+		return 0; /* reads by the modes, as without the view */
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	if (write_file("/proc/self/uid_map", map) < 0)
+		goto broken;
+	(void)write_file("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+	if (write_file("/proc/self/gid_map", map) < 0)
+		goto broken;
+	/* Only reading and searching: a program run from here (a pager)
+	 * gets nothing back on execve as uid 0 of this namespace. */
+	for (int c = 0; c <= 63; c++)
+		if (c != CAP_DAC_READ_SEARCH && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			goto broken;
+	caps[0].effective = caps[0].permitted = 1U << CAP_DAC_READ_SEARCH;
+	if (syscall(SYS_capset, &head, caps) < 0)
+		goto broken;
+	entered = 1;
+	return 0;
+broken:
+	/* Half-made (no map: every file reads as nobody's): not a view to
+	 * go on with. */
+	return isd_error(-errno ? -errno : -EPERM, "entering a user namespace to read the session as its owner");
+}
+
+struct call_result {
+	int r;
+	uint64_t value;
+	char message[1024];
+};
+
+int isd_owner_view_call(int (*fn)(void *arg, uint64_t *out), void *arg, uint64_t *out)
+{
+	struct call_result res = {0};
+	int fds[2], status;
+	size_t got = 0;
+	pid_t pid;
+
+	if (isd_owner_view_active())
+		return fn(arg, out);
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return isd_error(-errno, "reading the session as its owner: a pipe");
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return isd_error(-errno, "reading the session as its owner: fork");
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		res.r = isd_owner_view_enter();
+		if (res.r == 0)
+			res.r = fn(arg, &res.value);
+		if (res.r < 0)
+			snprintf(res.message, sizeof(res.message), "%s", isd_error_message());
+		_exit(write(fds[1], &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
+	}
+	close(fds[1]);
+	while (got < sizeof(res)) {
+		ssize_t n = read(fds[0], (char *)&res + got, sizeof(res) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fds[0]);
+	isd_wait_pid(pid, &status);
+	if (got < sizeof(res))
+		return isd_error(-EIO, "reading the session as its owner: the helper process ended early");
+	res.message[sizeof(res.message) - 1] = '\0';
+	if (res.r < 0)
+		return isd_error_raw(res.r, res.message);
+	*out = res.value;
+	return 0;
+}
