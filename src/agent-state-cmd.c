@@ -61,7 +61,7 @@ static void print_value(const char *label, const char *v)
 /* The first lines of a held file, made visible: what would run. */
 static void print_preview(struct state_store *s, size_t i, const struct isd_change *c)
 {
-	_cleanup_free_ char *up = isd_xasprintf("%zu/upper", i), *text = NULL;
+	_cleanup_free_ char *up = isd_xasprintf("%zu/upper", i);
 	_cleanup_close_ int root = -1, p = -1, fd = -1;
 	const char *name;
 	char buf[1024];
@@ -293,7 +293,6 @@ static int take_layer(struct state_store *s, size_t i, size_t *taken)
 	}
 	for (size_t k = 0; k < it.n && r == 0; k++) {
 		struct state_item *e = &it.v[k];
-		_cleanup_free_ char *rel = layer_home_rel(s, i, e->change.path);
 
 		if (e->guard.hold == ISD_HOLD_TRANSIENT)
 			continue;

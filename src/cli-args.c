@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-static void vreport(const char *name, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vreport(const char *name, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "isd: %s: ", name);
 	vfprintf(stderr, fmt, ap);

@@ -32,6 +32,9 @@
 
 #define WRITE_ALL ISD_LANDLOCK_ALL
 #define MAX_DEPTH 16
+/* One argument comparison with every field set: libseccomp's SCMP_An
+ * macros leave datum_b out, which clang -Wextra refuses. */
+#define CMP(n, cmp, a, b) ((struct scmp_arg_cmp){.arg = (n), .op = (cmp), .datum_a = (a), .datum_b = (b)})
 
 static bool under(const char *path, const char *dir)
 {
@@ -379,12 +382,12 @@ int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_progr
 	 * packet, vsock, ... Landlock cannot rule).  A value with bits above
 	 * the int the kernel reads is caught by the last rule. */
 	for (uint64_t f = 0; r == 0 && f < 64; f++) {
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, f);
+		struct scmp_arg_cmp c = CMP(0, SCMP_CMP_EQ, f, 0);
 		if (f != AF_UNIX && f != AF_INET && f != AF_INET6)
 			r = rule(ctx, EAFNOSUPPORT, 1, &c);
 	}
 	if (r == 0) {
-		struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_GE, 64);
+		struct scmp_arg_cmp c = CMP(0, SCMP_CMP_GE, 64, 0);
 		r = rule(ctx, EAFNOSUPPORT, 1, &c);
 	}
 	/* IP: TCP only, which Landlock rules by port; UDP (DNS too), ICMP,
@@ -393,18 +396,18 @@ int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_progr
 		uint64_t f = fam ? AF_INET6 : AF_INET;
 
 		for (uint64_t t = 0; r == 0 && t < 16; t++) {
-			struct scmp_arg_cmp c[2] = {SCMP_A0(SCMP_CMP_EQ, f), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, t)};
+			struct scmp_arg_cmp c[2] = {CMP(0, SCMP_CMP_EQ, f, 0), CMP(1, SCMP_CMP_MASKED_EQ, 0xf, t)};
 			if (t != SOCK_STREAM)
 				r = rule(ctx, EACCES, 2, c);
 		}
 		for (uint64_t p = 1; r == 0 && p < 6; p++) {
-			struct scmp_arg_cmp c[3] = {SCMP_A0(SCMP_CMP_EQ, f), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
-						    SCMP_A2(SCMP_CMP_EQ, p)};
+			struct scmp_arg_cmp c[3] = {CMP(0, SCMP_CMP_EQ, f, 0), CMP(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
+						    CMP(2, SCMP_CMP_EQ, p, 0)};
 			r = rule(ctx, EPROTONOSUPPORT, 3, c);
 		}
 		if (r == 0) {
-			struct scmp_arg_cmp c[3] = {SCMP_A0(SCMP_CMP_EQ, f), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
-						    SCMP_A2(SCMP_CMP_GE, 7)};
+			struct scmp_arg_cmp c[3] = {CMP(0, SCMP_CMP_EQ, f, 0), CMP(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
+						    CMP(2, SCMP_CMP_GE, 7, 0)};
 			r = rule(ctx, EPROTONOSUPPORT, 3, c);
 		}
 	}
@@ -412,15 +415,15 @@ int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_progr
 	 * connect rule does not look (Linux 6.18): refused, as is io_uring,
 	 * whose operations no filter sees, whatever the profile says. */
 	if (r == 0) {
-		struct scmp_arg_cmp c = SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		struct scmp_arg_cmp c = CMP(3, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(sendto), 1, &c);
 	}
 	if (r == 0) {
-		struct scmp_arg_cmp c = SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		struct scmp_arg_cmp c = CMP(2, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(sendmsg), 1, &c);
 	}
 	if (r == 0) {
-		struct scmp_arg_cmp c = SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		struct scmp_arg_cmp c = CMP(3, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(sendmmsg), 1, &c);
 	}
 	if (r == 0)
@@ -430,7 +433,7 @@ int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_progr
 	 * none has no IP socket at all (Landlock refuses every use of one
 	 * anyway), netless no listening socket (its TCP is for the relay). */
 	if (r == 0 && spec->network == ISD_NET_NONE) {
-		struct scmp_arg_cmp c4 = SCMP_A0(SCMP_CMP_EQ, AF_INET), c6 = SCMP_A0(SCMP_CMP_EQ, AF_INET6);
+		struct scmp_arg_cmp c4 = CMP(0, SCMP_CMP_EQ, AF_INET, 0), c6 = CMP(0, SCMP_CMP_EQ, AF_INET6, 0);
 		r = rule(ctx, EACCES, 1, &c4);
 		if (r == 0)
 			r = rule(ctx, EACCES, 1, &c6);

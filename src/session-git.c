@@ -473,8 +473,8 @@ void isd_git_review_free(struct isd_git_review *r)
 void isd_git_review_print(const struct isd_git_review *r, bool color)
 {
 	static const char *const heads[] = {
-		[ISD_GIT_EXEC] = "executable git configuration: git on the host would run it "
-				 "(isd apply refuses it without --allow-git-exec)",
+		[ISD_GIT_EXEC] = ("executable git configuration: git on the host would run it "
+				  "(isd apply refuses it without --allow-git-exec)"),
 		[ISD_GIT_HISTORY] = "git history loss (isd apply refuses it without --allow-history-loss)",
 		[ISD_GIT_INFO] = "git configuration",
 	};
