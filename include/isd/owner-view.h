@@ -11,9 +11,8 @@
  * changing a mode (a sandbox may be running on the session).  Writes keep
  * their ordinary permission checks: no other capability is kept, none
  * comes back on execve, and files created on the host stay the caller's.
- *
- * Files owned by ids the caller does not have (the subordinate ids of a
- * payload's -u) are read as before, by their modes. */
+ * With a subordinate range (/etc/subuid, newuidmap) the range is mapped
+ * too: an image that keeps ownership lets the payload chown to it. */
 
 /* Enters the view in this process (single-threaded, before its work).
  * Root, and a failure to make the namespace (nested without user

@@ -380,3 +380,27 @@ test_unreadable_entries() {
 	expect_rc 0 "discard (stderr: $err)"
 	[ -z "$(ls -A "$XDG_STATE_HOME/isd/sessions")" ] || fail "discard left: $(ls -A "$XDG_STATE_HOME/isd/sessions")"
 }
+
+# What an image that keeps ownership lets the payload do: chown its files
+# to ids of the caller's subordinate range, unreadable to the caller.
+# diff maps that range too and shows them.
+test_unreadable_subordinate_owner() {
+	[ "$(id -u)" != 0 ] || skip "needs an unprivileged caller with a subordinate range"
+	grep -q "^$(id -un):" /etc/subuid 2>/dev/null || skip "no range in /etc/subuid for $(id -un)"
+	command -v newuidmap >/dev/null || skip "newuidmap (uidmap) is not installed"
+	unshare --map-auto --map-root-user true 2>/dev/null || skip "unshare --map-auto (util-linux >= 2.38) does not work here"
+	make_project
+	cow 'echo sub >u; mkdir e; echo y >e/f'
+	U=$XDG_STATE_HOME/isd/sessions/$id/upper
+	unshare --map-auto --map-root-user sh -c "chown -R 5:5 '$U/u' '$U/e' && chmod 000 '$U/u' && chmod 700 '$U/e' && chmod 000 '$U/e/f'" ||
+		fail "chown into the subordinate range"
+	cat "$U/u" 2>/dev/null && fail "the file is readable to the caller: the test shows nothing"
+	run_isd diff "$id"
+	expect_rc 0 "diff (stderr: $err)"
+	expect_contains "$out" "+sub"
+	expect_contains "$out" "+++ b/e/f"
+	expect_contains "$out" "+y"
+	unshare --map-auto --map-root-user rm -rf "$U/u" "$U/e" || fail "cleaning up"
+	run_isd discard "$id"
+	expect_rc 0 "discard (stderr: $err)"
+}
