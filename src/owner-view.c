@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -121,6 +122,28 @@ out:
 	return r;
 }
 
+static bool self_map_works(uid_t uid, gid_t gid)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		char map[64];
+
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(1);
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+		if (write_file("/proc/self/uid_map", map) < 0)
+			_exit(1);
+		(void)write_file("/proc/self/setgroups", "deny");
+		snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+		_exit(write_file("/proc/self/gid_map", map) < 0);
+	}
+	return isd_wait_pid(pid, &status) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int isd_owner_view_enter(void)
 {
 	struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3};
@@ -139,8 +162,11 @@ int isd_owner_view_enter(void)
 	default:
 		goto broken;
 	}
-	if (unshare(CLONE_NEWUSER) < 0)
-		return 0; /* reads by the modes, as without the view */
+	/* Reads by the modes, as without the view, where no namespace can be
+	 * made and mapped: tried in a child first, since a namespace made here
+	 * but left unmapped cannot be left. */
+	if (!self_map_works(uid, gid) || unshare(CLONE_NEWUSER) < 0)
+		return 0;
 	snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
 	if (write_file("/proc/self/uid_map", map) < 0)
 		goto broken;
@@ -150,9 +176,12 @@ int isd_owner_view_enter(void)
 		goto broken;
 caps:
 	/* Only reading and searching: a program run from here (a pager)
-	 * gets nothing back on execve as uid 0 of this namespace. */
+	 * gets nothing back on execve as uid 0 of this namespace.
+	 * (Refused where an LSM denies the namespace every capability, as
+	 * Ubuntu's restricted user namespaces do: then none comes back.) */
 	for (int c = 0; c <= 63; c++)
-		if (c != CAP_DAC_READ_SEARCH && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+		if (c != CAP_DAC_READ_SEARCH && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL &&
+		    errno != EPERM)
 			goto broken;
 	caps[0].effective = caps[0].permitted = 1U << CAP_DAC_READ_SEARCH;
 	if (syscall(SYS_capset, &head, caps) < 0)
