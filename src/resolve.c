@@ -43,7 +43,15 @@
  * filter (an outer isd's) refuses it, for the rest of the process. */
 static int openat2_missing;
 
-int isd_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
+/* A scoped lookup through ".." answers EAGAIN when any rename or mount
+ * happened on the system meanwhile (the kernel's rename_lock and mount_lock
+ * sequence counts), and the walk does when a directory moved under it:
+ * both are worth a retry, as runc and libpathrs do; only a system busy
+ * renaming for the whole time sees the EAGAIN.  O_CREAT may have created
+ * the file before failing only in the last step, where no ".." is. */
+#define EAGAIN_RETRIES 64
+
+static int openat2_once(int dfd, const char *path, uint64_t flags, uint64_t resolve)
 {
 	if (!__atomic_load_n(&openat2_missing, __ATOMIC_RELAXED)) {
 		struct open_how how = {.flags = flags, .mode = 0, .resolve = resolve};
@@ -54,6 +62,18 @@ int isd_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
 		__atomic_store_n(&openat2_missing, 1, __ATOMIC_RELAXED);
 	}
 	return isd_openat2_emulated(dfd, path, flags, resolve);
+}
+
+int isd_openat2(int dfd, const char *path, uint64_t flags, uint64_t resolve)
+{
+	int fd = -1;
+
+	for (int i = 0; i < EAGAIN_RETRIES; i++) {
+		fd = openat2_once(dfd, path, flags, resolve);
+		if (fd >= 0 || errno != EAGAIN || (resolve & RESOLVE_CACHED))
+			break;
+	}
+	return fd;
 }
 
 struct dir_id {
