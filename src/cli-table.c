@@ -38,7 +38,7 @@ static int on_env_file(struct isd_exec_parse *p, const char *arg)
 static int on_volume(struct isd_exec_parse *p, const char *arg)
 {
 	struct isd_mount m;
-	int r = isd_cli_parse_volume(arg, p->caller->cwd, &m);
+	int r = isd_options_parse_volume(arg, p->caller->cwd, &m);
 
 	return r < 0 ? r : isd_exec_add_user_mount(p->spec, &m, p->origin);
 }
@@ -46,7 +46,7 @@ static int on_volume(struct isd_exec_parse *p, const char *arg)
 static int on_mount(struct isd_exec_parse *p, const char *arg)
 {
 	struct isd_mount m;
-	int r = isd_cli_parse_mount(arg, p->caller->cwd, &m);
+	int r = isd_options_parse_mount(arg, p->caller->cwd, &m);
 
 	return r < 0 ? r : isd_exec_add_user_mount(p->spec, &m, p->origin);
 }
@@ -54,7 +54,7 @@ static int on_mount(struct isd_exec_parse *p, const char *arg)
 static int on_tmpfs(struct isd_exec_parse *p, const char *arg)
 {
 	struct isd_mount m;
-	int r = isd_cli_parse_tmpfs(arg, &m);
+	int r = isd_options_parse_tmpfs(arg, &m);
 
 	return r < 0 ? r : isd_exec_add_user_mount(p->spec, &m, p->origin);
 }
@@ -406,7 +406,7 @@ static int on_cpus(struct isd_exec_parse *p, const char *arg)
 {
 	struct isd_limits *l = &p->spec->limits;
 
-	if (isd_cli_parse_cpus(arg, l->cpu_period_us, &l->cpu_quota_us) < 0)
+	if (isd_options_parse_cpus(arg, l->cpu_period_us, &l->cpu_quota_us) < 0)
 		return isd_error(0, "--cpus %s: invalid number of CPUs (expected e.g. 0.5 or 4, at least 0.01)", arg);
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "command.h"
 #include "guard.h"
 #include "options.h"
+#include "isd/path-util.h"
 #include "isd/profile.h"
 #include "rootful.h"
 #include "isd/util.h"
@@ -285,12 +286,9 @@ static int add_workspace(struct isd_spec *spec, const struct isd_caller *caller,
 		return r;
 	/* A workspace above the working directory (${PROJECT}: the
 	 * repository's top level) keeps the caller where they were. */
-	{
-		size_t n = strlen(m.destination);
-		if (!strncmp(caller->cwd, m.destination, n) && caller->cwd[n] == '/') {
-			free(spec->workdir);
-			spec->workdir = isd_xstrdup(caller->cwd);
-		}
+	if (isd_path_below(caller->cwd, m.destination)) {
+		free(spec->workdir);
+		spec->workdir = isd_xstrdup(caller->cwd);
 	}
 	isd_spec_set_origin(spec, "workdir", origin);
 	return isd_exec_add_user_mount(spec, &m, origin);

@@ -4,7 +4,6 @@
  * fields and says exactly what is wrong with a bad value.
  */
 #define _GNU_SOURCE
-#include "isd/cli.h"
 #include "options.h"
 #include "isd/fsutil.h"
 #include "isd/image.h"
@@ -101,7 +100,7 @@ static int parse_tmpfs(const char *arg, struct isd_mount *m)
 }
 
 /* On failure nothing stays allocated in m. */
-int isd_cli_parse_tmpfs(const char *arg, struct isd_mount *m)
+int isd_options_parse_tmpfs(const char *arg, struct isd_mount *m)
 {
 	int r = parse_tmpfs(arg, m);
 
@@ -153,7 +152,7 @@ static int parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
 }
 
 /* On failure nothing stays allocated in m. */
-int isd_cli_parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
+int isd_options_parse_volume(const char *arg, const char *cwd, struct isd_mount *m)
 {
 	int r = parse_volume(arg, cwd, m);
 
@@ -248,7 +247,7 @@ static int parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
 }
 
 /* On failure nothing stays allocated in m. */
-int isd_cli_parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
+int isd_options_parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
 {
 	int r = parse_mount(arg, cwd, m);
 
@@ -260,7 +259,7 @@ int isd_cli_parse_mount(const char *arg, const char *cwd, struct isd_mount *m)
 	return r;
 }
 
-int isd_cli_parse_cpus(const char *arg, uint64_t period_us, uint64_t *quota_us)
+int isd_options_parse_cpus(const char *arg, uint64_t period_us, uint64_t *quota_us)
 {
 	uint64_t whole = 0, frac = 0, scale = 1;
 	const char *p = arg;

@@ -12,6 +12,13 @@
 char *isd_options_absolute_source(const char *src, const char *cwd);
 /* An absolute, normalized destination inside the sandbox. */
 int isd_options_parse_destination(const char *what, const char *dst, char **out);
+/* --tmpfs DST[:OPTS], -v SRC:DST[:OPTS], --mount type=...: on failure
+ * nothing stays allocated in m. */
+int isd_options_parse_tmpfs(const char *arg, struct isd_mount *m);
+int isd_options_parse_volume(const char *arg, const char *cwd, struct isd_mount *m);
+int isd_options_parse_mount(const char *arg, const char *cwd, struct isd_mount *m);
+/* --cpus N.N as a CFS quota for the given period. */
+int isd_options_parse_cpus(const char *arg, uint64_t period_us, uint64_t *quota_us);
 /* Look a user up (by name, or by uid when name is NULL) in the image's own
  * /etc/passwd, resolved inside the image. */
 int isd_options_passwd_lookup(const struct isd_spec *spec, const char *name, uint32_t uid, uint32_t *uid_out,

@@ -16,12 +16,6 @@
 #define ISD_CLI_HELP_SHOWN 1
 int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, struct isd_spec *spec);
 
-/* Individual option parsers, exported for unit tests. */
-int isd_cli_parse_tmpfs(const char *arg, struct isd_mount *m);
-int isd_cli_parse_volume(const char *arg, const char *cwd, struct isd_mount *m);
-int isd_cli_parse_mount(const char *arg, const char *cwd, struct isd_mount *m);
-int isd_cli_parse_cpus(const char *arg, uint64_t period_us, uint64_t *quota_us);
-
 void isd_cli_exec_usage(FILE *out);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Parsers and pure logic of the command line and the spec. */
 #include "isd/cli.h"
+#include "options.h"
 #include "isd/spec.h"
 #include "isd/util.h"
 
@@ -69,71 +70,71 @@ static void test_tmpfs(void)
 {
 	struct isd_mount m;
 
-	CHECK(isd_cli_parse_tmpfs("/tmp:rw,exec,nosuid,nodev,uid=1000,gid=1000,size=2g", &m) == 0);
+	CHECK(isd_options_parse_tmpfs("/tmp:rw,exec,nosuid,nodev,uid=1000,gid=1000,size=2g", &m) == 0);
 	CHECK(!strcmp(m.destination, "/tmp") && m.exec && !m.readonly && m.size == 2ULL << 30);
 	CHECK(m.has_uid && m.uid == 1000 && m.has_gid && m.gid == 1000 && m.mode == 01777);
 	free_mount(&m);
-	CHECK(isd_cli_parse_tmpfs("/var/tmp", &m) == 0 && !m.exec && m.size == 0);
+	CHECK(isd_options_parse_tmpfs("/var/tmp", &m) == 0 && !m.exec && m.size == 0);
 	free_mount(&m);
-	CHECK(isd_cli_parse_tmpfs("/x:ro,mode=0700", &m) == 0 && m.readonly && m.mode == 0700);
+	CHECK(isd_options_parse_tmpfs("/x:ro,mode=0700", &m) == 0 && m.readonly && m.mode == 0700);
 	free_mount(&m);
-	CHECK(isd_cli_parse_tmpfs("/x//y/", &m) == 0 && !strcmp(m.destination, "/x/y"));
+	CHECK(isd_options_parse_tmpfs("/x//y/", &m) == 0 && !strcmp(m.destination, "/x/y"));
 	free_mount(&m);
-	CHECK(isd_cli_parse_tmpfs("/x:suid", &m) < 0);
+	CHECK(isd_options_parse_tmpfs("/x:suid", &m) < 0);
 	CHECK(strstr(isd_error_message(), "always nosuid,nodev"));
-	CHECK(isd_cli_parse_tmpfs("/x:dev", &m) < 0);
-	CHECK(isd_cli_parse_tmpfs("/x:size=0", &m) < 0);
-	CHECK(isd_cli_parse_tmpfs("/x:nr_inodes=5", &m) < 0);
+	CHECK(isd_options_parse_tmpfs("/x:dev", &m) < 0);
+	CHECK(isd_options_parse_tmpfs("/x:size=0", &m) < 0);
+	CHECK(isd_options_parse_tmpfs("/x:nr_inodes=5", &m) < 0);
 	CHECK(strstr(isd_error_message(), "unknown option 'nr_inodes=5'"));
-	CHECK(isd_cli_parse_tmpfs("x", &m) < 0);
-	CHECK(isd_cli_parse_tmpfs("/a/../b", &m) < 0);
+	CHECK(isd_options_parse_tmpfs("x", &m) < 0);
+	CHECK(isd_options_parse_tmpfs("/a/../b", &m) < 0);
 }
 
 static void test_volume_and_mount(void)
 {
 	struct isd_mount m;
 
-	CHECK(isd_cli_parse_volume("/etc:/e:ro", "/", &m) == 0);
+	CHECK(isd_options_parse_volume("/etc:/e:ro", "/", &m) == 0);
 	CHECK(m.type == ISD_MOUNT_BIND && !strcmp(m.source, "/etc") && !strcmp(m.destination, "/e") && m.readonly);
 	free_mount(&m);
-	CHECK(isd_cli_parse_volume("./:/w:rw,z", "/usr", &m) == 0 && !strcmp(m.source, "/usr") && !m.readonly);
+	CHECK(isd_options_parse_volume("./:/w:rw,z", "/usr", &m) == 0 && !strcmp(m.source, "/usr") && !m.readonly);
 	free_mount(&m);
-	CHECK(isd_cli_parse_volume("named:/data", "/", &m) < 0);
+	CHECK(isd_options_parse_volume("named:/data", "/", &m) < 0);
 	CHECK(strstr(isd_error_message(), "no named volumes"));
-	CHECK(isd_cli_parse_volume("/etc", "/", &m) < 0);
-	CHECK(isd_cli_parse_volume("/etc:/e:bogus", "/", &m) < 0);
-	CHECK(isd_cli_parse_volume("/etc:/e:ro,optional", "/", &m) == 0 && m.optional && m.readonly);
+	CHECK(isd_options_parse_volume("/etc", "/", &m) < 0);
+	CHECK(isd_options_parse_volume("/etc:/e:bogus", "/", &m) < 0);
+	CHECK(isd_options_parse_volume("/etc:/e:ro,optional", "/", &m) == 0 && m.optional && m.readonly);
 	free_mount(&m);
-	CHECK(isd_cli_parse_mount("type=bind,src=/etc,dst=/e,optional", "/", &m) == 0 && m.optional);
+	CHECK(isd_options_parse_mount("type=bind,src=/etc,dst=/e,optional", "/", &m) == 0 && m.optional);
 	free_mount(&m);
-	CHECK(isd_cli_parse_mount("type=tmpfs,dst=/e,optional", "/", &m) < 0);
+	CHECK(isd_options_parse_mount("type=tmpfs,dst=/e,optional", "/", &m) < 0);
 
-	CHECK(isd_cli_parse_mount("type=bind,src=/etc,dst=/e,readonly", "/", &m) == 0);
+	CHECK(isd_options_parse_mount("type=bind,src=/etc,dst=/e,readonly", "/", &m) == 0);
 	CHECK(m.type == ISD_MOUNT_BIND && m.readonly && !strcmp(m.destination, "/e"));
 	free_mount(&m);
-	CHECK(isd_cli_parse_mount("type=bind,source=/etc,target=/e,readonly=false", "/", &m) == 0 && !m.readonly);
+	CHECK(isd_options_parse_mount("type=bind,source=/etc,target=/e,readonly=false", "/", &m) == 0 && !m.readonly);
 	free_mount(&m);
-	CHECK(isd_cli_parse_mount("type=tmpfs,destination=/t,tmpfs-size=64m,tmpfs-mode=0700", "/", &m) == 0);
+	CHECK(isd_options_parse_mount("type=tmpfs,destination=/t,tmpfs-size=64m,tmpfs-mode=0700", "/", &m) == 0);
 	CHECK(m.type == ISD_MOUNT_TMPFS && m.size == 64ULL << 20 && m.mode == 0700);
 	free_mount(&m);
-	CHECK(isd_cli_parse_mount("type=volume,src=x,dst=/x", "/", &m) < 0);
-	CHECK(isd_cli_parse_mount("src=/etc,dst=/x", "/", &m) < 0);
-	CHECK(isd_cli_parse_mount("type=bind,dst=/x", "/", &m) < 0);
-	CHECK(isd_cli_parse_mount("type=tmpfs,src=/a,dst=/x", "/", &m) < 0);
-	CHECK(isd_cli_parse_mount("type=bind,src=/etc,dst=/x,tmpfs-size=1m", "/", &m) < 0);
+	CHECK(isd_options_parse_mount("type=volume,src=x,dst=/x", "/", &m) < 0);
+	CHECK(isd_options_parse_mount("src=/etc,dst=/x", "/", &m) < 0);
+	CHECK(isd_options_parse_mount("type=bind,dst=/x", "/", &m) < 0);
+	CHECK(isd_options_parse_mount("type=tmpfs,src=/a,dst=/x", "/", &m) < 0);
+	CHECK(isd_options_parse_mount("type=bind,src=/etc,dst=/x,tmpfs-size=1m", "/", &m) < 0);
 }
 
 static void test_cpus(void)
 {
 	uint64_t q = 0;
 
-	CHECK(isd_cli_parse_cpus("0.5", 100000, &q) == 0 && q == 50000);
-	CHECK(isd_cli_parse_cpus("4", 100000, &q) == 0 && q == 400000);
-	CHECK(isd_cli_parse_cpus("1.25", 100000, &q) == 0 && q == 125000);
-	CHECK(isd_cli_parse_cpus("0.001", 100000, &q) < 0);
-	CHECK(isd_cli_parse_cpus("abc", 100000, &q) < 0);
-	CHECK(isd_cli_parse_cpus("", 100000, &q) < 0);
-	CHECK(isd_cli_parse_cpus("1.", 100000, &q) == 0 && q == 100000);
+	CHECK(isd_options_parse_cpus("0.5", 100000, &q) == 0 && q == 50000);
+	CHECK(isd_options_parse_cpus("4", 100000, &q) == 0 && q == 400000);
+	CHECK(isd_options_parse_cpus("1.25", 100000, &q) == 0 && q == 125000);
+	CHECK(isd_options_parse_cpus("0.001", 100000, &q) < 0);
+	CHECK(isd_options_parse_cpus("abc", 100000, &q) < 0);
+	CHECK(isd_options_parse_cpus("", 100000, &q) < 0);
+	CHECK(isd_options_parse_cpus("1.", 100000, &q) == 0 && q == 100000);
 }
 
 static int parse_as(struct isd_spec *spec, char **env, const char *const *args, const char *home, const char *cwd)
