@@ -74,10 +74,10 @@ static void draw(struct isd_progress *p, uint64_t done, uint64_t total, int64_t 
 	double secs = (double)(now - p->start_ns) / 1e9;
 	int width = term_width(), room, label_len = (int)strlen(p->label);
 
-	isd_format_size(done, got, sizeof(got));
-	isd_format_size(total, all, sizeof(all));
+	isd_format_size(done, got, sizeof(got), 0);
+	isd_format_size(total, all, sizeof(all), 0);
 	isd_format_size(secs > 0.001 && done >= p->first ? (uint64_t)((double)(done - p->first) / secs) : 0, rate,
-			sizeof(rate));
+			sizeof(rate), 0);
 	/* Fixed widths: the line keeps its layout while the numbers change. */
 	if (total)
 		snprintf(tail, sizeof(tail), "%10s / %-10s %10s/s", got, all, rate);

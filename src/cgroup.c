@@ -280,7 +280,7 @@ void isd_cgroup_report_status(const struct isd_cgroup *cg, pid_t payload_pid, co
 	}
 	if (limit) {
 		char size[32];
-		isd_format_size(limit, size, sizeof(size));
+		isd_format_size(limit, size, sizeof(size), 0);
 		snprintf(head, sizeof(head), "sandbox hit its memory limit (%s)", size);
 	} else {
 		snprintf(head, sizeof(head), "the system ran out of memory");

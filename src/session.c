@@ -543,22 +543,6 @@ static uint64_t tree_bytes(int dfd, const char *name)
 	return sum;
 }
 
-static void human_size(uint64_t bytes, char *buf, size_t size)
-{
-	static const char units[] = "BKMGT";
-	double v = (double)bytes;
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%" PRIu64 "B", bytes);
-	else
-		snprintf(buf, size, "%.1f%c", v, units[u]);
-}
-
 static void local_time(int64_t ns, char *buf, size_t size)
 {
 	time_t t = (time_t)(ns / 1000000000);
@@ -597,13 +581,13 @@ static int session_list(bool as_json)
 			bound = 0, frozen = false;
 		frozen = frozen && running;
 		if (bound)
-			human_size(bound, limit, sizeof(limit));
+			isd_format_size(bound, limit, sizeof(limit), ISD_SIZE_COMPACT);
 		bytes = rootfd >= 0 ? tree_bytes(rootfd, upper_name) : 0;
 		r = isd_session_count_changes(&s, &count);
 		if (r == 0)
 			snprintf(changes, sizeof(changes), "%zu", count);
 		local_time(s.started_ns, started, sizeof(started));
-		human_size(bytes, size, sizeof(size));
+		isd_format_size(bytes, size, sizeof(size), ISD_SIZE_COMPACT);
 		if (as_json) {
 			json_object *o = json_object_new_object(), *cmd = json_object_new_array();
 

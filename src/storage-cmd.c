@@ -183,7 +183,7 @@ int isd_storage_diagnose(char *detail, size_t dlen, char *fix, size_t flen)
 		uint64_t total = (uint64_t)sv.f_blocks * sv.f_frsize, avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 		uint64_t floor = isd_storage_floor(&defaults, total);
 		snprintf(where, sizeof(where), "; the session store (%s) has %s free, its default floor is %s", probe,
-			 isd_storage_human(avail, a, sizeof(a)), isd_storage_human(floor, b, sizeof(b)));
+			 isd_format_size(avail, a, sizeof(a), 0), isd_format_size(floor, b, sizeof(b), 0));
 		if (avail < floor && level < 1) {
 			level = 1;
 			snprintf(fix, flen, "free space on %s: below the floor, isd does not watch it (--storage-opt min-free= sets one)", probe);

@@ -127,7 +127,7 @@ static void say(const char *fmt, ...)
 
 static const char *h(uint64_t v, char buf[32])
 {
-	return isd_storage_human(v, buf, 32);
+	return isd_format_size(v, buf, 32, 0);
 }
 
 static void write_state_pid(struct isd_storage_watch *w, int pid)

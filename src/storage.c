@@ -110,23 +110,6 @@ uint64_t isd_storage_floor(const struct isd_storage_opts *o, uint64_t total)
 	return pct < ISD_STORAGE_DEFAULT_FLOOR ? pct : ISD_STORAGE_DEFAULT_FLOOR;
 }
 
-const char *isd_storage_human(uint64_t bytes, char *buf, size_t len)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)bytes;
-	size_t u = 0;
-
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-	else
-		snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
-	return buf;
-}
-
 struct json_object *isd_storage_to_json(const struct isd_storage_opts *o)
 {
 	json_object *j = json_object_new_object();

@@ -463,15 +463,16 @@ int isd_error_prefix(int r, const char *fmt, ...)
 	return isd_error_raw(r, full);
 }
 
-void isd_format_size(uint64_t bytes, char *buf, size_t len)
+const char *isd_format_size(uint64_t bytes, char *buf, size_t len, unsigned flags)
 {
 	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	bool compact = flags & ISD_SIZE_COMPACT;
 	size_t u = 0;
 	double v;
 
 	if (bytes < 1024) {
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-		return;
+		snprintf(buf, len, compact ? "%" PRIu64 "B" : "%" PRIu64 " B", bytes);
+		return buf;
 	}
 	v = (double)bytes / 1024.0;
 	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
@@ -483,7 +484,11 @@ void isd_format_size(uint64_t bytes, char *buf, size_t len)
 		v /= 1024.0;
 		u++;
 	}
-	snprintf(buf, len, "%.1f %s", v, units[u]);
+	if (compact)
+		snprintf(buf, len, "%.1f%c", v, units[u][0]);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
 }
 
 void isd_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)

@@ -58,8 +58,6 @@ struct json_object *isd_storage_to_json(const struct isd_storage_opts *o);
 /* In the payload, before execve: RLIMIT_FSIZE and SIGXFSZ ignored. */
 int isd_storage_payload_limits(const struct isd_storage_opts *o);
 
-/* "1.5 GiB" into buf. */
-const char *isd_storage_human(uint64_t bytes, char *buf, size_t len);
 
 /* What the watcher keeps for `isd session list` and `isd resume`, in the
  * session directory. */

@@ -96,8 +96,11 @@ char **isd_strv_copy(char *const *strv);
  * "100MiB"); binary multiples.  Rejects 0-less, negative and overflowing
  * values. */
 int isd_parse_size(const char *s, uint64_t *out);
-/* The other way, for people: "4.0 GiB", "512.0 MiB", "100 B". */
-void isd_format_size(uint64_t bytes, char *buf, size_t len);
+/* The other way, for people: "4.0 GiB", "512.0 MiB", "100 B"; with
+ * ISD_SIZE_COMPACT for table columns: "4.0G", "512.0M", "100B".  Returns
+ * buf. */
+#define ISD_SIZE_COMPACT 1u
+const char *isd_format_size(uint64_t bytes, char *buf, size_t len, unsigned flags);
 int isd_parse_uint32(const char *s, uint32_t *out);
 int isd_parse_octal_mode(const char *s, uint32_t *out);
 /* Collapse "//", "/./" and trailing "/" in an absolute path; refuses ".."

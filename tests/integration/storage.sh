@@ -198,7 +198,7 @@ EOF
 	out=$(cat "$T/out")
 	err=$(cat "$T/err")
 	expect_contains "$err" "the file system of $T/fs/out has" "the message names the bind's source"
-	expect_contains "$err" "below the floor of 100 MiB"
+	expect_contains "$err" "below the floor of 100.0 MiB"
 	avail=$(cat "$T/avail")
 	[ "$avail" -ge $((50 * MiB)) ] || fail "the file system kept $avail bytes, the floor is 100 MiB"
 	[ "$(cat "$T/frozen_size")" -lt $((150 * MiB)) ] || fail "the writer was not stopped: $(cat "$T/frozen_size")"

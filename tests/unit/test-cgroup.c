@@ -168,20 +168,24 @@ static void test_format(void)
 {
 	char b[32];
 
-	isd_format_size(4 * GiB, b, sizeof(b));
+	isd_format_size(4 * GiB, b, sizeof(b), 0);
 	CHECK_STR(b, "4.0 GiB");
-	isd_format_size(512 * MiB, b, sizeof(b));
+	isd_format_size(512 * MiB, b, sizeof(b), 0);
 	CHECK_STR(b, "512.0 MiB");
-	isd_format_size(1536 * MiB, b, sizeof(b));
+	isd_format_size(1536 * MiB, b, sizeof(b), 0);
 	CHECK_STR(b, "1.5 GiB");
-	isd_format_size(GiB - 1, b, sizeof(b));
+	isd_format_size(GiB - 1, b, sizeof(b), 0);
 	CHECK_STR(b, "1.0 GiB");
-	isd_format_size(100, b, sizeof(b));
+	isd_format_size(100, b, sizeof(b), 0);
 	CHECK_STR(b, "100 B");
-	isd_format_size(6 * MiB, b, sizeof(b));
+	isd_format_size(6 * MiB, b, sizeof(b), 0);
 	CHECK_STR(b, "6.0 MiB");
-	isd_format_size(3ULL << 40, b, sizeof(b));
+	isd_format_size(3ULL << 40, b, sizeof(b), 0);
 	CHECK_STR(b, "3.0 TiB");
+	/* The session list's columns (isd session list: SIZE, LIMIT). */
+	CHECK_STR(isd_format_size(200 * MiB, b, sizeof(b), ISD_SIZE_COMPACT), "200.0M");
+	CHECK_STR(isd_format_size(GiB - 1, b, sizeof(b), ISD_SIZE_COMPACT), "1.0G");
+	CHECK_STR(isd_format_size(100, b, sizeof(b), ISD_SIZE_COMPACT), "100B");
 
 	CHECK(isd_cgroup_parse_controllers("cpuset cpu io memory hugetlb pids rdma misc\n") ==
 	      (ISD_CG_CPU | ISD_CG_CPUSET | ISD_CG_IO | ISD_CG_MEMORY | ISD_CG_PIDS));
