@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * `isd log [ID] [--json]`: a session's activity log (isd/activity.h) for a
+ * `isd log [ID] [--json | --tree]`: a session's activity log (isd/activity.h) for a
  * person, or as it is for tools.  Everything in it came from the sandbox:
  * argv is quoted for a shell (control bytes as $'\xHH') and every line is
  * made visible (isd/visible.h) before it reaches the terminal.
@@ -11,6 +11,7 @@
 #include "isd/cli-args.h"
 #include "isd/util.h"
 #include "isd/visible.h"
+#include "activity-log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,19 +21,23 @@
 #include <string.h>
 #include <unistd.h>
 
-struct line {
-	char *buf;
-	size_t len, cap;
-};
-
-static void line_putn(struct line *l, const char *s, size_t n)
+void isd_line_putn(struct isd_line *l, const char *s, size_t n)
 {
 	isd_append(&l->buf, &l->len, &l->cap, s, n);
 }
 
-static void line_puts(struct line *l, const char *s)
+void isd_line_puts(struct isd_line *l, const char *s)
 {
-	line_putn(l, s, strlen(s));
+	isd_line_putn(l, s, strlen(s));
+}
+
+void isd_line_print(struct isd_line *l)
+{
+	_cleanup_free_ char *v = isd_visible(l->buf, l->len, false);
+
+	printf("%s\n", v);
+	free(l->buf);
+	*l = (struct isd_line){0};
 }
 
 static bool shell_safe(const char *s)
@@ -47,43 +52,43 @@ static bool shell_safe(const char *s)
 
 /* One argument as a shell reads it back: as is, '...', or $'...' when it
  * holds control bytes (which then never reach the terminal raw). */
-static void put_quoted(struct line *l, const char *s, size_t n)
+static void put_quoted(struct isd_line *l, const char *s, size_t n)
 {
 	bool control = false;
 
 	if (strlen(s) == n && shell_safe(s)) {
-		line_putn(l, s, n);
+		isd_line_putn(l, s, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			control = true;
 	if (!control) {
-		line_putn(l, "'", 1);
+		isd_line_putn(l, "'", 1);
 		for (size_t i = 0; i < n; i++)
 			if (s[i] == '\'')
-				line_puts(l, "'\\''");
+				isd_line_puts(l, "'\\''");
 			else
-				line_putn(l, &s[i], 1);
-		line_putn(l, "'", 1);
+				isd_line_putn(l, &s[i], 1);
+		isd_line_putn(l, "'", 1);
 		return;
 	}
-	line_puts(l, "$'");
+	isd_line_puts(l, "$'");
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		char hex[8];
 
 		if (c < 0x20 || c == 0x7f) {
 			snprintf(hex, sizeof(hex), "\\x%02x", c);
-			line_puts(l, hex);
+			isd_line_puts(l, hex);
 		} else if (c == '\'' || c == '\\') {
-			line_putn(l, "\\", 1);
-			line_putn(l, &s[i], 1);
+			isd_line_putn(l, "\\", 1);
+			isd_line_putn(l, &s[i], 1);
 		} else {
-			line_putn(l, &s[i], 1);
+			isd_line_putn(l, &s[i], 1);
 		}
 	}
-	line_putn(l, "'", 1);
+	isd_line_putn(l, "'", 1);
 }
 
 static const char *get_str(json_object *o, const char *key, size_t *len)
@@ -97,7 +102,7 @@ static const char *get_str(json_object *o, const char *key, size_t *len)
 	return json_object_get_string(v);
 }
 
-static long get_int(json_object *o, const char *key, long dflt)
+long isd_activity_get_int(json_object *o, const char *key, long dflt)
 {
 	json_object *v;
 
@@ -112,16 +117,15 @@ static bool get_bool(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
 }
 
-static void format_exec(struct line *l, json_object *o)
+/* An exec record from its working directory on: the timeline's and the
+ * tree's lines end alike. */
+void isd_activity_format_exec_tail(struct isd_line *l, json_object *o)
 {
 	const char *path = get_str(o, "path", NULL), *cwd = get_str(o, "cwd", NULL), *argv0 = NULL;
 	json_object *argv;
-	char num[64];
 
-	snprintf(num, sizeof(num), "  pid %ld (parent %ld)  ", get_int(o, "pid", -1), get_int(o, "ppid", -1));
-	line_puts(l, num);
-	line_puts(l, cwd ? cwd : "?");
-	line_puts(l, "  $");
+	isd_line_puts(l, cwd ? cwd : "?");
+	isd_line_puts(l, "  $");
 	if (json_object_object_get_ex(o, "argv", &argv) && json_object_is_type(argv, json_type_array)) {
 		size_t n = json_object_array_length(argv);
 
@@ -131,58 +135,84 @@ static void format_exec(struct line *l, json_object *o)
 
 			if (i == 0)
 				argv0 = s;
-			line_putn(l, " ", 1);
+			isd_line_putn(l, " ", 1);
 			put_quoted(l, s, (size_t)json_object_get_string_len(a));
 		}
 	}
 	if (get_bool(o, "argv_cut"))
-		line_puts(l, " [argv cut at 64 KiB]");
+		isd_line_puts(l, " [argv cut at 64 KiB]");
 	if (path && (!argv0 || strcmp(path, argv0))) {
-		line_puts(l, "  [exec ");
-		line_puts(l, path);
-		line_puts(l, "]");
+		isd_line_puts(l, "  [exec ");
+		isd_line_puts(l, path);
+		isd_line_puts(l, "]");
 	}
 	if (get_str(o, "unreadable", NULL)) {
-		line_puts(l, "  [argv unreadable: ");
-		line_puts(l, get_str(o, "unreadable", NULL));
-		line_puts(l, "]");
+		isd_line_puts(l, "  [argv unreadable: ");
+		isd_line_puts(l, get_str(o, "unreadable", NULL));
+		isd_line_puts(l, "]");
 	}
 }
 
-static void format_record(struct line *l, json_object *o)
+static void format_exec(struct isd_line *l, json_object *o)
 {
-	const char *type = get_str(o, "type", NULL), *time = get_str(o, "time", NULL);
+	char num[64];
+
+	snprintf(num, sizeof(num), "  pid %ld (parent %ld)  ", isd_activity_get_int(o, "pid", -1), isd_activity_get_int(o, "ppid", -1));
+	isd_line_puts(l, num);
+	isd_activity_format_exec_tail(l, o);
+}
+
+bool isd_activity_is_exec(json_object *o)
+{
+	const char *type = get_str(o, "type", NULL);
+
+	return type && !strcmp(type, "exec");
+}
+
+void isd_activity_format_time(struct isd_line *l, json_object *o)
+{
+	const char *time = get_str(o, "time", NULL);
+
+	isd_line_puts(l, time ? time : "?");
+}
+
+void isd_activity_format_record(struct isd_line *l, json_object *o)
+{
+	const char *type = get_str(o, "type", NULL);
 	char num[128];
 
-	line_puts(l, time ? time : "?");
+	isd_activity_format_time(l, o);
 	if (type && !strcmp(type, "exec")) {
 		format_exec(l, o);
 	} else if (type && !strcmp(type, "header")) {
-		line_puts(l, get_bool(o, "exec_records") ? "  -- sandbox started, commands recorded"
+		isd_line_puts(l, get_bool(o, "exec_records") ? "  -- sandbox started, commands recorded"
 							 : "  -- sandbox started, commands NOT recorded: ");
 		if (!get_bool(o, "exec_records") && get_str(o, "reason", NULL))
-			line_puts(l, get_str(o, "reason", NULL));
+			isd_line_puts(l, get_str(o, "reason", NULL));
 	} else if (type && !strcmp(type, "dropped")) {
-		snprintf(num, sizeof(num), "  -- %ld records dropped: the log reached its bound", get_int(o, "records", -1));
-		line_puts(l, num);
+		snprintf(num, sizeof(num), "  -- %ld records dropped: the log reached its bound", isd_activity_get_int(o, "records", -1));
+		isd_line_puts(l, num);
 	} else {
-		line_puts(l, "  (a record of an unknown type)");
+		isd_line_puts(l, "  (a record of an unknown type)");
 	}
 }
 
 static void usage(FILE *f)
 {
-	fputs("Usage: isd log [ID | --file FILE] [--json]\n"
+	fputs("Usage: isd log [ID | --file FILE] [--json | --tree]\n"
 	      "What ran inside a session's sandbox: every command (exec), with its time, pid\n"
 	      "and parent pid inside, working directory and argv quoted for a shell.  Without\n"
 	      "ID: the latest session of the current directory's project.\n"
 	      "  --file FILE  the log isd exec --activity-log FILE wrote\n"
-	      "  --json       the records as JSON Lines, as isd wrote them\n",
+	      "  --json       the records as JSON Lines, as isd wrote them\n"
+	      "  --tree       the commands as a process tree: each process under its parent,\n"
+	      "               its execs in order; orphans under the root\n",
 	      f);
 }
 
-enum { LOG_JSON = 1, LOG_FILE };
-static const struct isd_cli_flag log_flags[] = {{"--json", 0, false, LOG_JSON}, {"--file", 0, true, LOG_FILE}, {0}};
+enum { LOG_JSON = 1, LOG_FILE, LOG_TREE };
+static const struct isd_cli_flag log_flags[] = {
+	{"--json", 0, false, LOG_JSON}, {"--file", 0, true, LOG_FILE}, {"--tree", 0, false, LOG_TREE}, {0}};
 static const struct isd_cli_command log_command = {"log", usage, log_flags, 1};
 
 int isd_activity_cmd_log(int argc, char **argv)
@@ -190,7 +220,8 @@ int isd_activity_cmd_log(int argc, char **argv)
 	struct isd_cli_args a = ISD_CLI_ARGS(&log_command, argc, argv);
 	struct isd_session s = {.lock_fd = -1};
 	const char *id = NULL, *file = NULL;
-	bool json = false, consumed;
+	struct isd_activity_tree t = {0};
+	bool json = false, tree = false, consumed;
 	_cleanup_free_ char *path = NULL, *buf = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -200,6 +231,8 @@ int isd_activity_cmd_log(int argc, char **argv)
 	while (isd_cli_next(&a)) {
 		if (a.id == LOG_JSON)
 			json = true;
+		else if (a.id == LOG_TREE)
+			tree = true;
 		else if (a.id == LOG_FILE)
 			file = a.value;
 		else
@@ -207,6 +240,8 @@ int isd_activity_cmd_log(int argc, char **argv)
 	}
 	if (a.exit >= 0)
 		return a.exit;
+	if (json && tree)
+		return isd_cli_usage_error(&log_command, "either --json or --tree");
 	if (file && id)
 		return isd_cli_usage_error(&log_command, "either a session ID or --file FILE");
 	if (file) {
@@ -238,7 +273,7 @@ open_log:
 		}
 	}
 	while ((n = getline(&buf, &cap, f)) > 0) {
-		struct line l = {0};
+		struct isd_line l = {0};
 		json_object *o;
 
 		if (json) {
@@ -247,19 +282,24 @@ open_log:
 			continue;
 		}
 		o = json_tokener_parse(buf);
+		if (tree && o && isd_activity_is_exec(o)) {
+			isd_activity_tree_add(&t, o);
+			json_object_put(o);
+			continue;
+		}
+		/* a header starts another run, whose pids are another tree */
+		if (tree)
+			isd_activity_tree_flush(&t);
 		if (!o) {
-			line_puts(&l, "(a line that is not JSON)");
+			isd_line_puts(&l, "(a line that is not JSON)");
 		} else {
-			format_record(&l, o);
+			isd_activity_format_record(&l, o);
 			json_object_put(o);
 		}
-		{
-			_cleanup_free_ char *v = isd_visible(l.buf, l.len, false);
-
-			printf("%s\n", v);
-		}
-		free(l.buf);
+		isd_line_print(&l);
 	}
+	if (tree)
+		isd_activity_tree_flush(&t);
 	fclose(f);
 	isd_session_free(&s);
 	return fflush(stdout) == 0 ? 0 : ISD_EXIT_FAILURE;

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Inside `isd log`: the line a record is shown as (src/activity-cmd.c) and
+ * the process tree of --tree (src/activity-tree.c), which ends its lines
+ * as the timeline does.  A line holds bytes of the sandbox's: it reaches
+ * the terminal only through isd_line_print, made visible.
+ */
+#ifndef ISD_ACTIVITY_LOG_H
+#define ISD_ACTIVITY_LOG_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct isd_line {
+	char *buf;
+	size_t len, cap;
+};
+
+void isd_line_putn(struct isd_line *l, const char *s, size_t n);
+void isd_line_puts(struct isd_line *l, const char *s);
+/* Prints it made visible, then empties it. */
+void isd_line_print(struct isd_line *l);
+
+bool isd_activity_is_exec(json_object *o);
+long isd_activity_get_int(json_object *o, const char *key, long dflt);
+void isd_activity_format_time(struct isd_line *l, json_object *o);
+/* An exec record from its cwd on: "CWD  $ ARGV...  [exec PATH]" */
+void isd_activity_format_exec_tail(struct isd_line *l, json_object *o);
+/* A whole timeline line, time first. */
+void isd_activity_format_record(struct isd_line *l, json_object *o);
+
+struct isd_activity_exec;
+struct isd_activity_node;
+struct isd_activity_tree {
+	struct isd_activity_node *nodes; /* [0]: the root, above the payload */
+	size_t n_nodes, cap_nodes;
+	struct isd_activity_exec *execs;
+	size_t n_execs, cap_execs;
+	size_t *slots; /* pid -> its latest node, open addressing */
+	size_t n_slots;
+};
+
+/* One exec record (a process's next exec, or a new process). */
+void isd_activity_tree_add(struct isd_activity_tree *t, json_object *o);
+/* Prints the tree so far and empties it. */
+void isd_activity_tree_flush(struct isd_activity_tree *t);
+
+#endif
