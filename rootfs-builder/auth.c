@@ -44,7 +44,7 @@ static char *home_dir(void)
 
 char **isd_reg_auth_files(void)
 {
-	const char *env = getenv("REGISTRY_AUTH_FILE"), *run = getenv("XDG_RUNTIME_DIR");
+	const char *env = getenv("REGISTRY_AUTH_FILE"), *run = isd_runtime_dir();
 	const char *cfg = getenv("XDG_CONFIG_HOME"), *docker = getenv("DOCKER_CONFIG");
 	_cleanup_free_ char *home = home_dir();
 	char **files = NULL;
@@ -53,7 +53,7 @@ char **isd_reg_auth_files(void)
 		isd_strv_push(&files, isd_xstrdup(env));
 		return files;
 	}
-	if (run && run[0] == '/')
+	if (run)
 		isd_strv_push(&files, isd_xasprintf("%s/containers/auth.json", run));
 	if (cfg && cfg[0] == '/')
 		isd_strv_push(&files, isd_xasprintf("%s/containers/auth.json", cfg));

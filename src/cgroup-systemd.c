@@ -138,9 +138,9 @@ int isd_cgroup_systemd_scope(const char *unit, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 	r = sd.open_user(&bus);
-	if (r < 0 && getenv("XDG_RUNTIME_DIR")) {
+	if (r < 0 && isd_runtime_dir()) {
 		/* No session bus: the manager's private socket. */
-		_cleanup_free_ char *addr = isd_xasprintf("unix:path=%s/systemd/private", getenv("XDG_RUNTIME_DIR"));
+		_cleanup_free_ char *addr = isd_xasprintf("unix:path=%s/systemd/private", isd_runtime_dir());
 		bus = sd.flush_close_unref(bus);
 		if ((r = sd.new_bus(&bus)) >= 0 && (r = sd.set_address(bus, addr)) >= 0)
 			r = sd.start(bus);

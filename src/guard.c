@@ -52,7 +52,7 @@ static char *resolve_existing(const char *path)
 /* The lexical paths of isd's directories, with what they hold. */
 static void lexical_dirs(char ***paths, char ***what)
 {
-	const char *run = getenv("XDG_RUNTIME_DIR");
+	const char *run = isd_runtime_dir();
 	struct stat st;
 
 	const char *home = getenv("HOME");
@@ -65,7 +65,7 @@ static void lexical_dirs(char ***paths, char ***what)
 		isd_strv_push(paths, isd_xdg_path(xdg_dirs[i].var, xdg_dirs[i].fallback, "isd"));
 		isd_strv_push(what, isd_xstrdup(xdg_dirs[i].what));
 	}
-	if (run && run[0] == '/') {
+	if (run) {
 		isd_strv_push(paths, isd_xasprintf("%s/isd", run));
 		isd_strv_push(what, isd_xstrdup("runtime directory (seccomp filter cache)"));
 	}

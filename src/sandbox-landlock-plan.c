@@ -252,7 +252,7 @@ static bool socket_reachable(const char *path)
 static const char *engine_socket(void)
 {
 	static char found[PATH_MAX];
-	const char *runtime = getenv("XDG_RUNTIME_DIR");
+	const char *runtime = isd_runtime_dir();
 	static const char *const fixed[] = {"/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock",
 					    "/run/containerd/containerd.sock", "/var/run/crio/crio.sock", NULL};
 	const char *vars[] = {getenv("DOCKER_HOST"), getenv("CONTAINER_HOST")};
@@ -265,7 +265,7 @@ static const char *engine_socket(void)
 			snprintf(found, sizeof(found), "%s", vars[i] + 7);
 			return found;
 		}
-	if (runtime && runtime[0] == '/') {
+	if (runtime) {
 		static const char *const rel[] = {"docker.sock", "podman/podman.sock", NULL};
 		for (size_t i = 0; rel[i]; i++) {
 			snprintf(found, sizeof(found), "%s/%s", runtime, rel[i]);

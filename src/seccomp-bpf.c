@@ -328,10 +328,10 @@ static char *cache_key(const char *profile, size_t len, const struct isd_seccomp
  * every time (a few milliseconds for the default profile). */
 static char *cache_dir(void)
 {
-	const char *run = getenv("XDG_RUNTIME_DIR");
+	const char *run = isd_runtime_dir();
 	struct stat st;
 
-	if (!run || run[0] != '/' || stat(run, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	if (!run || stat(run, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & 077))
 		return NULL;
 	return isd_xasprintf("%s/isd/seccomp", run);

@@ -326,6 +326,13 @@ char *isd_xdg_path(const char *var, const char *home_default, const char *sub)
 	return isd_xasprintf("%s/%s/%s", home && home[0] == '/' ? home : "", home_default, sub);
 }
 
+const char *isd_runtime_dir(void)
+{
+	const char *run = getenv("XDG_RUNTIME_DIR");
+
+	return run && run[0] == '/' ? run : NULL;
+}
+
 int isd_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

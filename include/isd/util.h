@@ -120,6 +120,11 @@ void isd_print_named_files(char *const *dirs, const char *suffix, int width);
  * that is not absolute: a place that fails visibly, never a relative one).
  * isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/sessions"). */
 char *isd_xdg_path(const char *var, const char *home_default, const char *sub);
+/* $XDG_RUNTIME_DIR when it is an absolute path, else NULL: the runtime
+ * directory has no fallback (the XDG spec leaves it to the caller), and a
+ * relative one would name a place below the working directory.  Nothing is
+ * allocated (the landlock tier asks in the child). */
+const char *isd_runtime_dir(void);
 
 /* True when this binary runs from its meson build tree (not installed):
  * only then may data files be looked up in the source tree. */

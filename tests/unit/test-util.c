@@ -132,8 +132,37 @@ static void test_guard_dirs_without_descriptions(void)
 	isd_strv_free(what);
 }
 
+/* One rule for $XDG_RUNTIME_DIR: absolute or none.  A relative one would
+ * put the seccomp cache, the guarded runtime directory and the socket
+ * probes below whatever directory isd runs in. */
+static void test_runtime_dir(void)
+{
+	char **dirs;
+	bool absolute_seen = false, relative_seen = false;
+
+	setenv("XDG_RUNTIME_DIR", "/run/user/4242", 1);
+	CHECK(isd_runtime_dir() && !strcmp(isd_runtime_dir(), "/run/user/4242"));
+	dirs = isd_guard_dirs(NULL);
+	for (size_t i = 0; dirs && dirs[i]; i++)
+		absolute_seen |= !strcmp(dirs[i], "/run/user/4242/isd");
+	CHECK(absolute_seen);
+	isd_strv_free(dirs);
+
+	setenv("XDG_RUNTIME_DIR", "run/user/4242", 1);
+	CHECK(isd_runtime_dir() == NULL);
+	dirs = isd_guard_dirs(NULL);
+	for (size_t i = 0; dirs && dirs[i]; i++)
+		relative_seen |= strstr(dirs[i], "run/user/4242") != NULL;
+	CHECK(!relative_seen);
+	isd_strv_free(dirs);
+
+	unsetenv("XDG_RUNTIME_DIR");
+	CHECK(isd_runtime_dir() == NULL);
+}
+
 int main(void)
 {
+	test_runtime_dir();
 	test_guard_dirs_without_descriptions();
 	test_image_users();
 	test_path_search();
