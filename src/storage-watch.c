@@ -69,6 +69,7 @@ enum reason { NONE, SIZE, INODES, UNACCOUNTED, FLOOR, IFLOOR };
 struct isd_storage_watch {
 	struct isd_storage_opts opts;
 	char **accounted;
+	struct isd_storage_counter *counter; /* counts in the owner's view (src/storage-count.c) */
 	struct watched_fs *fs;
 	size_t n_fs;
 	char *id, *session_dir;
@@ -252,7 +253,7 @@ static int stop_all(struct isd_storage_watch *w)
 			struct proc_info again;
 			int pidfd;
 
-			if ((v[i].pid == w->init && !w->descendants_of_isd) || v[i].state == 'T' || v[i].state == 't' ||
+			if ((v[i].pid == w->init && !w->descendants_of_isd) || v[i].pid == isd_storage_counter_pid(w->counter) || v[i].state == 'T' || v[i].state == 't' ||
 			    v[i].state == 'Z' || v[i].state == 'X' || !is_descendant(v, n, i, w->tree))
 				continue;
 			pidfd = (int)syscall(SYS_pidfd_open, v[i].pid, 0);
@@ -329,7 +330,7 @@ static void walk(struct isd_storage_watch *w)
 
 	free(w->unaccounted);
 	w->unaccounted = NULL;
-	isd_storage_account_all(w->accounted, &w->used, &w->inodes, &w->unaccounted);
+	isd_storage_counter_count(w->counter, w->accounted, &w->used, &w->inodes, &w->unaccounted);
 	for (size_t i = 0; i < w->n_fs; i++) {
 		w->fs[i].avail_at_walk = w->fs[i].avail;
 		w->fs[i].iavail_at_walk = w->fs[i].iavail;
@@ -637,6 +638,7 @@ static void watch_free(struct isd_storage_watch *w)
 	for (size_t i = 0; i < w->n_fs; i++)
 		free(w->fs[i].path);
 	free(w->fs);
+	isd_storage_counter_stop(w->counter);
 	isd_strv_free(w->accounted);
 	free(w->id);
 	free(w->session_dir);
@@ -715,6 +717,10 @@ int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_stor
 			return 0;
 		}
 	}
+	/* Before the sandbox exists: the process that counts is not its. */
+	r = isd_storage_counter_start(w->accounted, &w->counter);
+	if (r < 0)
+		goto fail;
 	walk(w);
 	if (over_bound(w) == SIZE || over_bound(w) == INODES) {
 		r = isd_error(-ENOSPC, "%s holds %s in %llu files already, at or over --storage-opt size=%s inodes=%llu",

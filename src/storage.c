@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/storage.h"
+#include "isd/owner-view.h"
 #include "isd/spec.h"
 #include "isd/util.h"
 
@@ -205,9 +206,11 @@ static void count(struct walk *w, const struct stat *st)
 }
 
 /* A directory the payload made unreadable (chmod 000 inside: the upper
- * layer's directory is the host user's) is read by giving its owner read
- * and search while the walk is in it; its mode is put back after (unless
- * the payload changed it meanwhile). */
+ * layer's directory is the host user's) is read in the owner's view
+ * (src/storage-count.c for a running session).  Only where no user
+ * namespace can be made, it is read by giving its owner read and search
+ * while the walk is in it (a running payload can see that); its mode is
+ * put back after (unless the payload changed it meanwhile). */
 struct forced {
 	int path_fd;
 	mode_t mode;
@@ -221,6 +224,13 @@ static int open_dir_forced(int parent, const char *name, const struct stat *st, 
 	int fd;
 
 	f->path_fd = -1;
+	/* The view reads what it can without a mode changed: the rest is
+	 * not the owner's to change either. */
+	if (isd_owner_view_active()) {
+		if (path >= 0)
+			close(path);
+		return -EACCES;
+	}
 	if (path < 0)
 		return -errno;
 	if (fstat(path, &now) < 0 || now.st_ino != st->st_ino || now.st_uid != geteuid()) {

@@ -110,6 +110,20 @@ int isd_storage_account(const char *path, uint64_t *bytes, uint64_t *inodes);
  * counted (NULL when all was). */
 int isd_storage_account_all(char *const *paths, uint64_t *bytes, uint64_t *inodes, char **unaccounted);
 
+/* The watcher's counts of a running session: in a child made once per
+ * sandbox that entered the owner's view (isd/owner-view.h), so no mode
+ * the payload set is changed to read it.  *out stays NULL (the count runs
+ * in this process) for root and where no user namespace can be made. */
+struct isd_storage_counter;
+int isd_storage_counter_start(char *const *paths, struct isd_storage_counter **out);
+/* isd_storage_account_all of paths (those given at the start); the
+ * counting process gone, *unaccounted says so. */
+int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths, uint64_t *bytes,
+			      uint64_t *inodes, char **unaccounted);
+/* Its pid (0 for none): not part of the sandbox it watches. */
+pid_t isd_storage_counter_pid(const struct isd_storage_counter *c);
+void isd_storage_counter_stop(struct isd_storage_counter *c);
+
 /* storage.json of a session: its bound, the pid of the isd watching it (0
  * when none), whether it is frozen. */
 int isd_storage_read_state(const char *session_dir, uint64_t *size, pid_t *pid, bool *frozen);

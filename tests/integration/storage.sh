@@ -266,3 +266,32 @@ test_unreadable_directory_still_counts() {
 	expect_not_contains "$out" "all written"
 }
 
+
+# The count of a running session never changes a mode the payload set: a
+# payload that watches its chmod 000 directory while the watcher counts
+# often (near the bound, a walk every few ticks; many entries keep the walk
+# inside it long) sees 000 all along, and what it holds still counts.
+test_unreadable_directory_keeps_its_mode_while_counted() {
+	storage_project
+	start_cow --storage-opt size=200M -- sh -c '
+		mkdir d; dd if=/dev/zero of=d/x bs=1M count=150 2>/dev/null
+		i=0; while [ $i -lt 3000 ]; do : >d/f$i; i=$((i + 1)); done
+		chmod 000 d
+		seen=""; i=0
+		while [ $i -lt 2000 ]; do
+			m=$(stat -c %a d)
+			[ "$m" = 0 ] || seen="$seen $m"
+			i=$((i + 1))
+		done
+		echo "modes seen:${seen:- none other}"
+		i=0; while [ $i -lt 300 ]; do dd if=/dev/zero of=more$i bs=1M count=1 2>/dev/null; i=$((i + 1)); done
+		echo all written'
+	wait_frozen
+	id=$(session_id)
+	expect_contains "$(cat "$T/bg.out")" "modes seen: none other" "the payload saw its directory change mode"
+	expect_contains "$(cat "$T/bg.err")" "$XDG_STATE_HOME/isd/sessions/$id holds" "d's file counts, d is not unaccountable"
+	[ "$(stat -c %a "$XDG_STATE_HOME/isd/sessions/$id/upper/d")" = 0 ] || fail "d's mode changed on the host"
+	run_isd resume --end "$id"
+	finish_bg
+	expect_not_contains "$out" "all written"
+}
