@@ -197,6 +197,31 @@ void isd_activity_format_record(struct isd_line *l, json_object *o)
 	}
 }
 
+#define EXEC_PREFIX "{\"type\":\"exec\","
+
+int isd_activity_count_commands(const char *session_dir, size_t *count)
+{
+	_cleanup_free_ char *path = isd_xasprintf("%s/%s", session_dir, ISD_ACTIVITY_FILE), *buf = NULL;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t cap = 0, n = 0;
+	FILE *f;
+
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* isd writes the type first: no need to parse up to 64 MiB of JSON */
+	while (getline(&buf, &cap, f) > 0)
+		if (!strncmp(buf, EXEC_PREFIX, sizeof(EXEC_PREFIX) - 1))
+			n++;
+	fclose(f);
+	*count = n;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fputs("Usage: isd log [ID | --file FILE] [--json | --tree]\n"

@@ -51,7 +51,11 @@ void isd_activity_off(struct isd_activity *a, int err);
 /* Stops answering, writes the "dropped" record if any, closes the log. */
 void isd_activity_free(struct isd_activity *a);
 
-/* `isd log [ID] [--json]` (argv[0] == "log"). */
+/* The exec records in the log of the session in session_dir (isd session
+ * list); -ENOENT: it has no log. */
+int isd_activity_count_commands(const char *session_dir, size_t *count);
+
+/* `isd log [ID] [--json | --tree]` (argv[0] == "log"). */
 int isd_activity_cmd_log(int argc, char **argv);
 
 #endif

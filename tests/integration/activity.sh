@@ -41,6 +41,19 @@ test_log_shows_commands_quoted() {
 	expect_rc 125 "isd log outside the project"
 	run_isd log 0123456789ab
 	expect_rc 125 "isd log of a session that is not the caller's"
+	# isd session list counts them: sh and true (echo is sh's own)
+	expect_eq "$(exec_records "$XDG_STATE_HOME/isd/sessions/$id/activity.jsonl")" 2 "exec records"
+	run_isd session list
+	expect_rc 0 "isd session list"
+	expect_eq "$(printf '%s\n' "$out" | awk -v id="$id" '$5 == "COMMANDS" {print $5} $1 == id {print $6}')" \
+		"COMMANDS
+2" "the COMMANDS column of isd session list"
+	run_isd session list --json
+	printf '%s' "$out" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert len(s) == 1 and s[0]["commands"] == 2, s
+' || fail "isd session list --json: no \"commands\": 2 in $out"
 }
 
 # --tree: each process under the one that forked it, the execs of one
