@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/build.h"
+#include "isd/cli-args.h"
 #include "isd/sandbox.h"
 #include "isd/spec.h"
 #include "isd/syscalls.h"
@@ -19,7 +20,6 @@
 #include "internal.h"
 
 #include <fcntl.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -698,69 +698,73 @@ static void build_usage(FILE *out)
 	      out);
 }
 
+enum { BUILD_TAG = 1, BUILD_FILE, BUILD_ARG, BUILD_PULL, BUILD_NO_CACHE, BUILD_QUIET, BUILD_CA_FILE, BUILD_KEYRING };
+
+static void build_option(struct build_opts *o, int id, const char *value)
+{
+	switch (id) {
+	case BUILD_TAG:
+		o->tag = value;
+		break;
+	case BUILD_FILE:
+		o->file = value;
+		break;
+	case BUILD_ARG:
+		if (strchr(value, '='))
+			isd_strv_push(&o->build_args, isd_xstrdup(value));
+		else if (getenv(value))
+			isd_strv_push(&o->build_args, isd_xasprintf("%s=%s", value, getenv(value)));
+		break;
+	case BUILD_PULL:
+		o->pull = true;
+		break;
+	case BUILD_NO_CACHE:
+		o->no_cache = true;
+		break;
+	case BUILD_QUIET:
+		o->quiet = true;
+		break;
+	case BUILD_CA_FILE:
+		o->ca_file = value;
+		break;
+	case BUILD_KEYRING:
+		o->keyring = value;
+		break;
+	case ISD_CLI_OPERAND:
+		o->context = value;
+		break;
+	}
+}
+
 int isd_build_main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"tag", required_argument, NULL, 't'},    {"file", required_argument, NULL, 'f'},
-		{"build-arg", required_argument, NULL, 'a'}, {"pull", no_argument, NULL, 'p'},
-		{"no-cache", no_argument, NULL, 'n'},     {"quiet", no_argument, NULL, 'q'},
-		{"ca-file", required_argument, NULL, 'c'}, {"keyring", required_argument, NULL, 'k'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	static const struct isd_cli_flag flags[] = {
+		{"--tag", 't', ISD_CLI_VALUE, BUILD_TAG},
+		{"--file", 'f', ISD_CLI_VALUE, BUILD_FILE},
+		{"--build-arg", 0, ISD_CLI_VALUE, BUILD_ARG},
+		{"--pull", 0, ISD_CLI_NO_VALUE, BUILD_PULL},
+		{"--no-cache", 0, ISD_CLI_NO_VALUE, BUILD_NO_CACHE},
+		{"--quiet", 'q', ISD_CLI_NO_VALUE, BUILD_QUIET},
+		{"--ca-file", 0, ISD_CLI_VALUE, BUILD_CA_FILE},
+		{"--keyring", 0, ISD_CLI_VALUE, BUILD_KEYRING},
+		{0},
 	};
+	static const struct isd_cli_command cmd = {"build", build_usage, flags, 1};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
 	struct build_opts o = {.context = "."};
-	int opt, r = 0;
+	int r = 0;
 
-	optind = 0;
-	opterr = 0;
-	while (r == 0 && (opt = getopt_long(argc, argv, "+:t:f:qh", options, NULL)) != -1) {
-		switch (opt) {
-		case 't':
-			o.tag = optarg;
-			break;
-		case 'f':
-			o.file = optarg;
-			break;
-		case 'a':
-			if (strchr(optarg, '=')) {
-				isd_strv_push(&o.build_args, isd_xstrdup(optarg));
-			} else if (getenv(optarg)) {
-				isd_strv_push(&o.build_args, isd_xasprintf("%s=%s", optarg, getenv(optarg)));
-			}
-			break;
-		case 'p':
-			o.pull = true;
-			break;
-		case 'c':
-			o.ca_file = optarg;
-			break;
-		case 'k':
-			o.keyring = optarg;
-			break;
-		case 'n':
-			o.no_cache = true;
-			break;
-		case 'q':
-			o.quiet = true;
-			break;
-		case 'h':
-			build_usage(stdout);
-			isd_strv_free(o.build_args);
-			return 0;
-		case ':':
-			r = isd_error(0, "build: option '%s' needs a value", argv[optind - 1]);
-			break;
-		default:
-			r = isd_error(0, "build: unknown option '%s' (see isd build --help)", argv[optind - 1]);
-			break;
-		}
+	while (isd_cli_next(&a))
+		build_option(&o, a.id, a.value);
+	if (a.exit >= 0) {
+		isd_strv_free(o.build_args);
+		return a.exit;
 	}
-	if (r == 0 && optind < argc)
-		o.context = argv[optind++];
-	if (r == 0 && optind < argc)
-		r = isd_error(0, "build: more than one context given ('%s')", argv[optind]);
-	if (r == 0 && !o.tag)
-		r = isd_error(0, "build: no image name given (isd build -t NAME [CONTEXT])");
-	if (r == 0 && !isd_store_valid_name(o.tag))
+	if (!o.tag) {
+		isd_strv_free(o.build_args);
+		return isd_cli_usage_error(&cmd, "no image name given: -t NAME");
+	}
+	if (!isd_store_valid_name(o.tag))
 		r = isd_error(0, "build: '%s' is not a valid image name (letters, digits, '-', '_', '.'; not 'host')",
 			      o.tag);
 	if (r == 0)

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/build.h"
+#include "isd/cli-args.h"
 #include "isd/util.h"
 #include "internal.h"
 
@@ -331,37 +332,79 @@ static void image_usage(FILE *out)
 	      out);
 }
 
-int isd_image_main(int argc, char **argv)
+static int image_done(int r)
 {
-	struct isd_idmap map;
-	const char *cmd = argc > 1 ? argv[1] : NULL;
-	int r = 0;
-
-	if (!cmd || !strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-		image_usage(cmd ? stdout : stderr);
-		return cmd ? 0 : ISD_EXIT_FAILURE;
-	}
-	isd_idmap_for_caller(&map);
-	if (!strcmp(cmd, "ls") || !strcmp(cmd, "list")) {
-		r = image_ls();
-	} else if (!strcmp(cmd, "inspect")) {
-		if (argc != 3)
-			r = isd_error(0, "usage: isd image inspect NAME");
-		else
-			r = image_inspect(argv[2]);
-	} else if (!strcmp(cmd, "rm")) {
-		if (argc < 3)
-			r = isd_error(0, "usage: isd image rm NAME...");
-		for (int i = 2; i < argc && r == 0; i++)
-			r = image_rm(&map, argv[i]);
-	} else if (!strcmp(cmd, "prune")) {
-		r = image_prune(&map);
-	} else {
-		r = isd_error(0, "image: unknown command '%s' (known: ls, inspect, rm, prune)", cmd);
-	}
 	if (r < 0) {
 		isd_error_print("image command failed");
 		return ISD_EXIT_FAILURE;
 	}
 	return 0;
+}
+
+static int image_ls_cmd(int argc, char **argv)
+{
+	static const struct isd_cli_command cmd = {"image ls", image_usage, NULL, 0};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+
+	while (isd_cli_next(&a))
+		;
+	return a.exit >= 0 ? a.exit : image_done(image_ls());
+}
+
+static int image_inspect_cmd(int argc, char **argv)
+{
+	static const struct isd_cli_command cmd = {"image inspect", image_usage, NULL, 1};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+	const char *name = NULL;
+
+	while (isd_cli_next(&a))
+		name = a.value;
+	if (a.exit >= 0)
+		return a.exit;
+	if (!name)
+		return isd_cli_usage_error(&cmd, "expected an image NAME");
+	return image_done(image_inspect(name));
+}
+
+static int image_rm_cmd(int argc, char **argv)
+{
+	static const struct isd_cli_command cmd = {"image rm", image_usage, NULL, -1};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+	_cleanup_strv_ char **names = NULL;
+	struct isd_idmap map;
+	int r = 0;
+
+	while (isd_cli_next(&a))
+		isd_strv_push(&names, isd_xstrdup(a.value));
+	if (a.exit >= 0)
+		return a.exit;
+	if (!names)
+		return isd_cli_usage_error(&cmd, "expected one image NAME or more");
+	isd_idmap_for_caller(&map);
+	for (size_t i = 0; names[i] && r == 0; i++)
+		r = image_rm(&map, names[i]);
+	return image_done(r);
+}
+
+static int image_prune_cmd(int argc, char **argv)
+{
+	static const struct isd_cli_command cmd = {"image prune", image_usage, NULL, 0};
+	struct isd_cli_args a = ISD_CLI_ARGS(&cmd, argc, argv);
+	struct isd_idmap map;
+
+	while (isd_cli_next(&a))
+		;
+	if (a.exit >= 0)
+		return a.exit;
+	isd_idmap_for_caller(&map);
+	return image_done(image_prune(&map));
+}
+
+int isd_image_main(int argc, char **argv)
+{
+	static const struct isd_cli_subcommand subs[] = {{"ls", image_ls_cmd},	     {"list", image_ls_cmd},
+							 {"inspect", image_inspect_cmd}, {"rm", image_rm_cmd},
+							 {"prune", image_prune_cmd},	     {0}};
+
+	return isd_cli_dispatch("image", image_usage, subs, argc, argv);
 }

@@ -103,7 +103,17 @@ test_build_refusals() {
 	expect_rc 125
 	expect_contains "$err" "not a valid image reference"
 	run_isd build "$T/ctx"
-	expect_contains "$err" "no image name given"
+	expect_rc 125
+	expect_contains "$err" "isd: build: no image name given"
+	run_isd build --frob -t x "$T/ctx"
+	expect_rc 125
+	expect_contains "$err" "isd: build: unknown option '--frob' (see isd build --help)"
+	run_isd build -t x "$T/ctx" "$T/ctx"
+	expect_rc 125
+	expect_contains "$err" "isd: build: unexpected argument"
+	run_isd build --help
+	expect_rc 0
+	expect_contains "$out" "Usage: isd build -t NAME"
 	run_isd build -t ../x "$T/ctx"
 	expect_contains "$err" "not a valid image name"
 	[ ! -e "$T/data/isd/images/refused/current" ] || fail "a refused build published an image"
@@ -314,7 +324,14 @@ test_image_commands() {
 	run_isd image rm nothere
 	expect_rc 125
 	run_isd image frob
-	expect_contains "$err" "unknown command 'frob'"
+	expect_rc 125
+	expect_contains "$err" "isd: image: unknown subcommand 'frob'"
+	run_isd image inspect
+	expect_rc 125
+	expect_contains "$err" "isd: image inspect: expected an image NAME (see isd image --help)"
+	run_isd image --help
+	expect_rc 0
+	expect_contains "$out" "Usage: isd image COMMAND"
 }
 
 
