@@ -887,22 +887,29 @@ while p > 1:
     chain.append(p)
 mine = cmdline(chain[0])            # init: isd cloned, not executed
 isd = [q for q in chain if cmdline(q) == mine][-1]
-found = []
-for q in os.listdir("/proc"):
-    if not q.isdigit() or int(q) in chain:
-        continue
-    try:
-        s = status(q)
-    except OSError:
-        continue
-    if int(s["PPid"]) == isd and cmdline(q) == mine:
-        found.append(q)
-        print("caps", s["CapEff"], s["CapPrm"])
+import time
+# isd starts the factory with its relay, after this payload'"'"'s execve
+for attempt in range(100):
+    found = []
+    for q in os.listdir("/proc"):
+        if not q.isdigit() or int(q) in chain:
+            continue
         try:
-            open("/proc/%s/environ" % q).read()
-            print("environ readable")
-        except PermissionError:
-            print("environ refused")
+            s = status(q)
+            if int(s["PPid"]) == isd and cmdline(q) == mine:
+                found.append((q, s))
+        except OSError:
+            continue
+    if found:
+        break
+    time.sleep(0.05)
+for q, s in found:
+    print("caps", s["CapEff"], s["CapPrm"])
+    try:
+        open("/proc/%s/environ" % q).read()
+        print("environ readable")
+    except PermissionError:
+        print("environ refused")
 print("factories", len(found))'
 	expect_rc 0 "$err"
 	expect_contains "$out" "factories 1" "the payload sees the factory under --pid host"
