@@ -321,23 +321,9 @@ static int wait_for_parent_byte(void)
 static int send_fd(int32_t type, int32_t tag, int fd, const char *what)
 {
 	struct setup_message msg = {.type = type, .exit_code = tag};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			    .msg_controllen = sizeof(control.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	int r = isd_send_with_fd(SETUP_FD, &msg, sizeof(msg), fd);
 
-	memset(&control, 0, sizeof(control));
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(SETUP_FD, &mh, MSG_NOSIGNAL) < 0)
-		return isd_error(-errno, "handing %s to isd", what);
-	return 0;
+	return r < 0 ? isd_error(r, "handing %s to isd", what) : 0;
 }
 
 static int send_net_fd(int32_t tag, int fd)

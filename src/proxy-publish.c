@@ -60,26 +60,7 @@ enum { STAGE_USERNS = 1, STAGE_ENTER_USERNS, STAGE_ENTER_NETNS, STAGE_CAPS };
 
 static void factory_send(int sock, const struct factory_reply *reply, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {.iov_base = (void *)reply, .iov_len = sizeof(*reply)};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&control, 0, sizeof(control));
-		mh.msg_control = control.buf;
-		mh.msg_controllen = sizeof(control.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	(void)!sendmsg(sock, &mh, MSG_NOSIGNAL);
+	(void)!isd_send_with_fd(sock, reply, sizeof(*reply), fd);
 }
 
 static _Noreturn void factory_fail(int sock, int stage)
@@ -361,18 +342,11 @@ void proxy_publish_factory_event(struct isd_proxy *p)
 {
 	for (;;) {
 		struct factory_reply reply;
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} control;
-		struct iovec iov = {.iov_base = &reply, .iov_len = sizeof(reply)};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-				    .msg_controllen = sizeof(control.buf)};
-		ssize_t n = p->factory_fd < 0 ? 0 : recvmsg(p->factory_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		int fd = -1;
+		ssize_t n = p->factory_fd < 0 ? 0 : isd_recv_with_fd(p->factory_fd, &reply, sizeof(reply), MSG_DONTWAIT, &fd);
 		struct conn *c;
 
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		if (n == -EAGAIN || n == -EINTR)
 			return;
 		if (n <= 0) {
 			/* Gone (killed): what waits for it fails, later
@@ -390,10 +364,6 @@ void proxy_publish_factory_event(struct isd_proxy *p)
 			}
 			return;
 		}
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-				memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 		c = (size_t)n == sizeof(reply) && reply.cookie ? waiting_for(p, reply.cookie) : NULL;
 		if (!c) {
 			/* its client left while the socket was being made */

@@ -108,39 +108,27 @@ static int read_setup_messages(int fd, struct setup_message *msg, int *pty_maste
 
 	for (;;) {
 		struct setup_message m;
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} control;
-		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-				    .msg_controllen = sizeof(control.buf)};
-		struct cmsghdr *c;
-		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		int passed;
+		ssize_t n = isd_recv_with_fd(fd, &m, sizeof(m), 0, &passed);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return (int)n;
 		if (n == 0)
 			break;
-		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-				int passed;
-				memcpy(&passed, CMSG_DATA(c), sizeof(int));
-				if ((size_t)n == sizeof(m) && m.type == SETUP_PTY && *pty_master < 0)
-					*pty_master = passed;
-				else if ((size_t)n == sizeof(m) && m.type == SETUP_NET && proxy)
-					isd_proxy_adopt_fd(proxy, m.exit_code, passed);
-				else if ((size_t)n == sizeof(m) && m.type == SETUP_ACTIVITY && activity)
-					/* now: the payload's execve waits for the answer */
-					(void)!isd_activity_start(activity, passed);
-				else
-					close(passed);
-			}
+		if (passed >= 0) {
+			if ((size_t)n == sizeof(m) && m.type == SETUP_PTY && *pty_master < 0)
+				*pty_master = passed;
+			else if ((size_t)n == sizeof(m) && m.type == SETUP_NET && proxy)
+				isd_proxy_adopt_fd(proxy, m.exit_code, passed);
+			else if ((size_t)n == sizeof(m) && m.type == SETUP_ACTIVITY && activity)
+				/* now: the payload's execve waits for the answer */
+				(void)!isd_activity_start(activity, passed);
+			else
+				close(passed);
 		}
-		if ((size_t)n == sizeof(m) && m.type == SETUP_ACTIVITY && activity && !CMSG_FIRSTHDR(&mh))
+		if ((size_t)n == sizeof(m) && m.type == SETUP_ACTIVITY && activity && passed < 0)
 			isd_activity_off(activity, m.exit_code);
 		if (!got && (size_t)n == sizeof(m) && m.type == SETUP_ERROR) {
 			*msg = m;

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 /* One per thread: the relay, resolver and walker threads record errors
@@ -507,4 +508,49 @@ void isd_append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
 	memcpy(*buf + *len, s, n);
 	*len += n;
 	(*buf)[*len] = '\0';
+}
+
+int isd_send_with_fd(int sock, const void *data, size_t len, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&control, 0, sizeof(control));
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+ssize_t isd_recv_with_fd(int sock, void *data, size_t len, int flags, int *fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {.iov_base = data, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			    .msg_controllen = sizeof(control.buf)};
+	ssize_t n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)) &&
+		    *fd < 0)
+			memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return n;
 }

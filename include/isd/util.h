@@ -132,6 +132,15 @@ bool isd_running_uninstalled(void);
 
 /* Write all of buf (retrying on EINTR / short writes). */
 int isd_write_all(int fd, const void *buf, size_t len);
+
+/* One message of len bytes on a unix socket, with descriptor fd beside it
+ * (SCM_RIGHTS) when fd >= 0; MSG_NOSIGNAL.  Only async-signal-safe calls:
+ * a forked child may use it.  Returns 0 or -errno. */
+int isd_send_with_fd(int sock, const void *data, size_t len, int fd);
+/* recvmsg of one such message (flags | MSG_CMSG_CLOEXEC); *fd gets the
+ * descriptor that came with it, or -1.  Returns the bytes read, 0 at
+ * EOF, or -errno (-EINTR and -EAGAIN too: the caller decides). */
+ssize_t isd_recv_with_fd(int sock, void *data, size_t len, int flags, int *fd);
 /* Read a small file entirely (NUL-terminated); more than
  * ISD_READ_FILE_MAX bytes is -EFBIG. */
 #define ISD_READ_FILE_MAX (16 << 20)
