@@ -74,9 +74,8 @@ struct isd_storage_watch {
 	size_t n_fs;
 	char *id, *session_dir;
 	int cgroup_fd;
-	pid_t init, tree; /* the sandbox: init's descendants, or isd's (tree) */
+	pid_t init; /* the sandbox: init and its descendants */
 	int init_pidfd;
-	bool descendants_of_isd;
 	int wake[2];
 	pthread_t thread;
 	bool running, handlers;
@@ -253,8 +252,8 @@ static int stop_all(struct isd_storage_watch *w)
 			struct proc_info again;
 			int pidfd;
 
-			if ((v[i].pid == w->init && !w->descendants_of_isd) || v[i].pid == isd_storage_counter_pid(w->counter) || v[i].state == 'T' || v[i].state == 't' ||
-			    v[i].state == 'Z' || v[i].state == 'X' || !is_descendant(v, n, i, w->tree))
+			if (v[i].pid == w->init || v[i].pid == isd_storage_counter_pid(w->counter) || v[i].state == 'T' || v[i].state == 't' ||
+			    v[i].state == 'Z' || v[i].state == 'X' || !is_descendant(v, n, i, w->init))
 				continue;
 			pidfd = (int)syscall(SYS_pidfd_open, v[i].pid, 0);
 			if (pidfd < 0)
@@ -668,7 +667,6 @@ int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_stor
 	w->size_bound = w->opts.size;
 	w->inode_bound = w->opts.inodes;
 	w->id = isd_xstrdup(scope->id);
-	w->descendants_of_isd = scope->descendants_of_isd;
 	w->session_dir = scope->session_dir ? isd_xstrdup(scope->session_dir) : NULL;
 	if (w->size_bound || w->inode_bound)
 		w->accounted = isd_strv_copy(scope->accounted);
@@ -747,7 +745,6 @@ int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, int cgroup_fd
 	if (!w)
 		return 0;
 	w->init = init;
-	w->tree = w->descendants_of_isd ? getpid() : init;
 	w->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0);
 	w->cgroup_fd = cgroup_fd >= 0 ? fcntl(cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
 	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) < 0)

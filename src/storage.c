@@ -403,12 +403,6 @@ void isd_storage_scope_collect(const struct isd_spec *spec, const char *session_
 		push_unique(&scope->writable, spec->workspace.path);
 }
 
-void isd_storage_scope_add(struct isd_storage_scope *scope, const char *path)
-{
-	push_unique(&scope->accounted, path);
-	push_unique(&scope->writable, path);
-}
-
 void isd_storage_scope_free(struct isd_storage_scope *scope)
 {
 	isd_strv_free(scope->accounted);

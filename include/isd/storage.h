@@ -76,13 +76,7 @@ struct isd_storage_scope {
 	const char *id;          /* how `isd resume` names this sandbox */
 	char **accounted;        /* directories or files counted against size/inodes */
 	char **writable;         /* host paths the payload writes to (their file systems) */
-	/* The landlock tier: no pid namespace, isd is the subreaper, so the
-	 * sandbox is every descendant of isd (the payload included). */
-	bool descendants_of_isd;
 };
-
-/* One more path: counted against size/inodes and its file system watched. */
-void isd_storage_scope_add(struct isd_storage_scope *scope, const char *path);
 
 /* The paths of the scope: the session's, the agent state stores', every
  * read-write bind's (caller frees with isd_storage_scope_free). */
