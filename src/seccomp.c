@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include "isd/seccomp.h"
+#include "json-util.h"
 #include "seccomp-internal.h"
 #include "isd/util.h"
 
@@ -66,27 +67,6 @@ static void jpath(char *buf, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *type_name(struct json_object *o)
-{
-	switch (json_object_get_type(o)) {
-	case json_type_null:
-		return "null";
-	case json_type_boolean:
-		return "a boolean";
-	case json_type_double:
-		return "a fractional number";
-	case json_type_int:
-		return "an integer";
-	case json_type_object:
-		return "an object";
-	case json_type_array:
-		return "an array";
-	case json_type_string:
-		return "a string";
-	}
-	return "?";
-}
-
 /* Go's encoding/json treats null like an absent field; so do we. */
 static struct json_object *field(struct json_object *obj, const char *key)
 {
@@ -116,7 +96,7 @@ static int want_type(const struct parse_ctx *pc, const char *path, struct json_o
 		     enum json_type type, const char *what)
 {
 	if (!json_object_is_type(o, type))
-		return perr(pc, path, "expected %s, got %s", what, type_name(o));
+		return perr(pc, path, "expected %s, got %s", what, isd_json_type_name(o));
 	return 0;
 }
 

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* config.json to spec: each field mapped, each refusal naming its JSON
+ * path.  Fixtures are small documents built around one field; the
+ * defaults of `runc spec` (written by hand from the runtime-spec) are
+ * files in tests/unit/oci/. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "isd/oci.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+
+static const char *fixtures = "tests/unit/oci";
+
+static struct isd_spec spec;
+static struct isd_oci_extra extra;
+
+/* A minimal valid document with PROCESS (the inside of "process"), TOP
+ * (more top-level members, each ending in ",") and LINUX (more members of
+ * "linux", each starting with ","). */
+static char *doc(const char *process, const char *top, const char *linux_more)
+{
+	return isd_xasprintf("{\"ociVersion\": \"1.1.0\", %s"
+			     "\"root\": {\"path\": \"rootfs\"},"
+			     "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]%s%s},"
+			     "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, "
+			     "{\"type\": \"uts\"}, {\"type\": \"network\"}, {\"type\": \"user\"}, {\"type\": \"ipc\"}]%s}}",
+			     top ? top : "", process ? ", " : "", process ? process : "",
+			     linux_more ? linux_more : "");
+}
+
+static int load_text(const char *text, unsigned flags)
+{
+	isd_spec_free(&spec);
+	isd_oci_extra_free(&extra);
+	isd_spec_init(&spec);
+	isd_oci_extra_init(&extra);
+	isd_error_clear();
+	return isd_oci_config_parse(text, strlen(text), "/bundle", "ctr1", flags, &spec, &extra);
+}
+
+static int load(const char *process, const char *top, const char *linux_more, unsigned flags)
+{
+	_cleanup_free_ char *text = doc(process, top, linux_more);
+	return load_text(text, flags);
+}
+
+/* The load fails and its one message names want (the JSON path and why). */
+static void refused_(const char *file, int line, int r, const char *want)
+{
+	if (r >= 0 || !strstr(isd_error_message(), want)) {
+		fprintf(stderr, "%s:%d: expected a refusal with \"%s\", got %d: %s\n", file, line, want, r,
+			isd_error_message());
+		failures++;
+	}
+}
+#define REFUSED(r, want) refused_(__FILE__, __LINE__, (r), (want))
+
+static bool has_note(const char *want)
+{
+	for (size_t i = 0; extra.notes && extra.notes[i]; i++)
+		if (strstr(extra.notes[i], want))
+			return true;
+	return false;
+}
+
+static void test_minimal(void)
+{
+	CHECK(load(NULL, NULL, NULL, 0) == 0);
+	CHECK(!strcmp(spec.argv[0], "sh") && !spec.argv[1]);
+	CHECK(!strcmp(spec.rootfs, "/bundle/rootfs"));
+	CHECK(spec.writable_root);
+	CHECK(!strcmp(spec.workdir, "/"));
+	CHECK(!spec.tty);
+	CHECK(spec.network == ISD_NET_NONE);
+	CHECK(!spec.pid_host);
+	CHECK(!strcmp(spec.seccomp, "unconfined"));
+	CHECK(spec.landlock_off);
+	CHECK(!extra.seccomp);
+	CHECK(!strcmp(extra.config_path, "/bundle/config.json"));
+	CHECK(!strcmp(extra.container_id, "ctr1"));
+	CHECK(extra.ns[ISD_OCI_NS_MNT].mode == ISD_OCI_NS_NEW);
+	CHECK(extra.ns[ISD_OCI_NS_CGROUP].mode == ISD_OCI_NS_SHARE);
+	CHECK(!extra.notes);
+}
+
+static void test_process(void)
+{
+	CHECK(load("\"terminal\": true, \"env\": [\"A=1\", \"B=\"], \"cwd\": \"/work//x/\"", NULL, NULL, 0) == 0);
+	CHECK(spec.tty && spec.interactive);
+	CHECK(!strcmp(spec.env[0], "A=1") && !strcmp(spec.env[1], "B=") && !spec.env[2]);
+	CHECK(!strcmp(spec.workdir, "/work/x"));
+	CHECK(load("\"args\": [\"/bin/echo\", \"\", \"a b\"]", NULL, NULL, 0) == 0);
+	CHECK(isd_strv_len(spec.argv) == 3 && !strcmp(spec.argv[2], "a b"));
+	CHECK(load("\"consoleSize\": {\"height\": 40, \"width\": 120}", NULL, NULL, 0) == 0);
+	CHECK(extra.has_console_size && extra.console_height == 40 && extra.console_width == 120);
+	CHECK(load("\"user\": {\"uid\": 1000, \"gid\": 100, \"umask\": 18, \"additionalGids\": [5, 4294967295]}",
+		   NULL, NULL, 0) == 0);
+	CHECK(spec.uid == 1000 && spec.gid == 100);
+	CHECK(extra.has_umask && extra.umask == 022);
+	CHECK(extra.n_additional_gids == 2 && extra.additional_gids[1] == UINT32_MAX);
+	CHECK(load("\"noNewPrivileges\": true, \"oomScoreAdj\": -1000", NULL, NULL, 0) == 0);
+	CHECK(extra.no_new_privileges && extra.has_oom_score_adj && extra.oom_score_adj == -1000);
+	CHECK(load("\"apparmorProfile\": \"containers-default\", \"selinuxLabel\": \"\"", NULL, NULL, 0) == 0);
+	CHECK(!strcmp(extra.apparmor_profile, "containers-default") && !extra.selinux_label);
+
+	REFUSED(load("\"env\": [\"NOEQUALS\"]", NULL, NULL, 0), "process.env[0]: \"NOEQUALS\" is not NAME=VALUE");
+	REFUSED(load("\"env\": [\"=x\"]", NULL, NULL, 0), "process.env[0]");
+	REFUSED(load("\"env\": \"A=1\"", NULL, NULL, 0), "process.env: expected an array, got a string");
+	REFUSED(load("\"cwd\": \"relative\"", NULL, NULL, 0), "process.cwd: \"relative\" is not an absolute path");
+	REFUSED(load("\"cwd\": \"/a/../b\"", NULL, NULL, 0), "process.cwd");
+	REFUSED(load("\"args\": []", NULL, NULL, 0), "process.args: no command given");
+	REFUSED(load("\"args\": [\"\"]", NULL, NULL, 0), "process.args: no command given");
+	REFUSED(load("\"args\": [1]", NULL, NULL, 0), "process.args[0]: expected a string, got an integer");
+	REFUSED(load("\"terminal\": \"yes\"", NULL, NULL, 0), "process.terminal: expected a boolean");
+	REFUSED(load("\"user\": {\"uid\": 4294967296}", NULL, NULL, 0), "process.user.uid: 4294967296 is out of range");
+	REFUSED(load("\"user\": {\"uid\": -1}", NULL, NULL, 0), "process.user.uid: -1 is negative");
+	REFUSED(load("\"user\": {\"uid\": 1.5}", NULL, NULL, 0), "process.user.uid: expected an integer, got a fractional");
+	REFUSED(load("\"user\": {\"gid\": 99999999999999999999999}", NULL, NULL, 0), "process.user.gid");
+	REFUSED(load("\"user\": {\"umask\": 512}", NULL, NULL, 0), "process.user.umask: 512 is out of range");
+	REFUSED(load("\"user\": {\"additionalGids\": [1, -5]}", NULL, NULL, 0), "process.user.additionalGids[1]");
+	REFUSED(load("\"consoleSize\": {\"height\": 70000}", NULL, NULL, 0), "process.consoleSize.height");
+	REFUSED(load("\"oomScoreAdj\": 1001", NULL, NULL, 0), "process.oomScoreAdj: 1001 is out of range (-1000..1000)");
+	REFUSED(load("\"scheduler\": {\"policy\": \"SCHED_FIFO\"}", NULL, NULL, 0), "process.scheduler: not supported");
+	REFUSED(load("\"ioPriority\": {\"class\": \"IOPRIO_CLASS_RT\"}", NULL, NULL, 0), "process.ioPriority");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, \"process\": {\"args\": [\"sh\"]}, "
+			  "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}]}}", 0),
+		"process.cwd: missing");
+}
+
+static void test_capabilities(void)
+{
+	CHECK(load("\"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\", \"CAP_CHOWN\"], "
+		   "\"permitted\": [\"CAP_CHOWN\", \"kill\"], \"effective\": [\"CAP_CHOWN\"], "
+		   "\"inheritable\": [\"CAP_CHOWN\"], \"ambient\": [\"CAP_CHOWN\"]}",
+		   NULL, NULL, 0) == 0);
+	CHECK(extra.caps[ISD_OCI_CAP_BOUNDING] == ((UINT64_C(1) << 21) | 1));
+	CHECK(extra.caps[ISD_OCI_CAP_PERMITTED] == ((UINT64_C(1) << 5) | 1));
+	CHECK(extra.caps[ISD_OCI_CAP_EFFECTIVE] == 1 && extra.caps[ISD_OCI_CAP_AMBIENT] == 1);
+	CHECK(!extra.notes);
+	/* what the kernel could not hold is dropped, never widened */
+	CHECK(load("\"capabilities\": {\"effective\": [\"CAP_KILL\"], \"ambient\": [\"CAP_KILL\"], "
+		   "\"permitted\": [\"CAP_KILL\"]}", NULL, NULL, 0) == 0);
+	CHECK(extra.caps[ISD_OCI_CAP_EFFECTIVE] == (UINT64_C(1) << 5));
+	CHECK(extra.caps[ISD_OCI_CAP_AMBIENT] == 0);
+	CHECK(has_note("process.capabilities.ambient: CAP_KILL dropped"));
+
+	REFUSED(load("\"capabilities\": {\"bounding\": [\"CAP_FLY\"]}", NULL, NULL, 0),
+		"process.capabilities.bounding[0]: \"CAP_FLY\" is not a capability isd knows");
+	REFUSED(load("\"capabilities\": {\"effective\": [\"CAP_KILL\", 7]}", NULL, NULL, 0),
+		"process.capabilities.effective[1]: expected a string");
+	REFUSED(load("\"capabilities\": {\"permitted\": \"CAP_KILL\"}", NULL, NULL, 0),
+		"process.capabilities.permitted: expected an array");
+	CHECK(!strcmp(isd_oci_cap_name(40), "CAP_CHECKPOINT_RESTORE") && !isd_oci_cap_name(41));
+}
+
+static void test_rlimits(void)
+{
+	CHECK(load("\"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 1024, \"hard\": 4096}, "
+		   "{\"type\": \"RLIMIT_CORE\", \"soft\": 18446744073709551615, \"hard\": 18446744073709551615}]",
+		   NULL, NULL, 0) == 0);
+	CHECK(extra.n_rlimits == 2);
+	CHECK(extra.rlimits[0].resource == RLIMIT_NOFILE && extra.rlimits[0].soft == 1024 &&
+	      extra.rlimits[0].hard == 4096);
+	CHECK(extra.rlimits[1].resource == RLIMIT_CORE && extra.rlimits[1].soft == UINT64_MAX);
+
+	REFUSED(load("\"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 5, \"hard\": 4}]", NULL, NULL, 0),
+		"process.rlimits[0]: soft limit 5 is above the hard limit 4");
+	REFUSED(load("\"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 1, \"hard\": 1}, "
+		     "{\"type\": \"RLIMIT_NOFILE\", \"soft\": 1, \"hard\": 1}]", NULL, NULL, 0),
+		"process.rlimits[1].type: RLIMIT_NOFILE is given twice");
+	REFUSED(load("\"rlimits\": [{\"type\": \"RLIMIT_FOO\", \"soft\": 1, \"hard\": 1}]", NULL, NULL, 0),
+		"process.rlimits[0].type: \"RLIMIT_FOO\" is not a resource limit");
+	REFUSED(load("\"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 1}]", NULL, NULL, 0),
+		"process.rlimits[0].hard: missing");
+	/* json-c reads an integer past 2^64-1 as 2^64-1: here RLIM_INFINITY, above the hard limit */
+	REFUSED(load("\"rlimits\": [{\"type\": \"RLIMIT_NOFILE\", \"soft\": 18446744073709551616, \"hard\": 1}]",
+		     NULL, NULL, 0),
+		"process.rlimits[0]: soft limit");
+}
+
+static void test_root_hostname(void)
+{
+	const char *top = "\"hostname\": \"box-1.example\", \"domainname\": \"example\",";
+
+	CHECK(load(NULL, top, NULL, 0) == 0);
+	CHECK(!strcmp(spec.hostname, "box-1.example") && !strcmp(extra.domainname, "example"));
+	CHECK(load_text("{\"ociVersion\": \"1.0.2-dev\", \"root\": {\"path\": \"/srv/root/\", \"readonly\": true}, "
+			"\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}, "
+			"\"linux\": {\"namespaces\": [{\"type\": \"mount\"}]}}", 0) == 0);
+	CHECK(!strcmp(spec.rootfs, "/srv/root") && !spec.writable_root);
+	CHECK(spec.network == ISD_NET_HOST && spec.pid_host);
+
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, \"hostname\": \"h\", "
+			  "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}, "
+			  "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}]}}", 0),
+		"hostname: needs a \"uts\" namespace");
+	REFUSED(load(NULL, "\"hostname\": \"a\\nb\",", NULL, 0), "hostname: contains a space or control character");
+	REFUSED(load(NULL, "\"hostname\": \"0123456789012345678901234567890123456789012345678901234567890123456789\",",
+		     NULL, 0), "hostname: longer than 64 bytes");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}}", 0),
+		"root: missing");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"../x\"}, "
+			  "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}}", 0),
+		"root.path");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
+			  "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}}", 0),
+		"linux: missing");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
+			  "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}, \"linux\": {}}", 0),
+		"linux.namespaces: no \"mount\" namespace");
+}
+
+static void test_top_level(void)
+{
+	REFUSED(load_text("{\"root\": {\"path\": \"r\"}}", 0), "ociVersion: missing");
+	REFUSED(load_text("{\"ociVersion\": \"2.0.0\"}", 0), "ociVersion: \"2.0.0\" is not supported");
+	REFUSED(load_text("{\"ociVersion\": \"1.0.0-rc5\"}", 0), "ociVersion: \"1.0.0-rc5\" is not supported");
+	REFUSED(load_text("[]", 0), "top level: expected an object, got an array");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\",", 0), "invalid JSON");
+	REFUSED(load_text("{} {}", 0), "invalid JSON");
+	REFUSED(load_text("", 0), "invalid JSON");
+	REFUSED(load(NULL, "\"vm\": {\"hypervisor\": {\"path\": \"/bin/qemu\"}},", NULL, 0), "vm: isd-runtime does not");
+	/* the runtime-spec's extensibility rule: unknown properties are ignored, with a note */
+	CHECK(load("\"future\": 1", "\"windows\": {}, \"somethingNew\": true,", ", \"later\": 2", 0) == 0);
+	CHECK(has_note("top level: unknown property \"somethingNew\" ignored"));
+	CHECK(has_note("process: unknown property \"future\""));
+	CHECK(has_note("linux: unknown property \"later\""));
+	CHECK(has_note("windows: ignored"));
+	{
+		/* a NUL inside a string is refused, not cut short */
+		static const char text[] = "{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\\u0000x\"}}";
+		REFUSED(load_text(text, 0), "root.path: string contains a NUL");
+	}
+}
+
+static void test_namespaces(void)
+{
+	CHECK(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
+			"\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}, \"linux\": {\"namespaces\": ["
+			"{\"type\": \"mount\"}, {\"type\": \"network\", \"path\": \"/run/netns/x\"}, "
+			"{\"type\": \"pid\", \"path\": \"\"}, {\"type\": \"cgroup\"}]}}", 0) == 0);
+	CHECK(extra.ns[ISD_OCI_NS_NET].mode == ISD_OCI_NS_JOIN && !strcmp(extra.ns[ISD_OCI_NS_NET].path, "/run/netns/x"));
+	CHECK(extra.ns[ISD_OCI_NS_PID].mode == ISD_OCI_NS_NEW && !extra.ns[ISD_OCI_NS_PID].path);
+	CHECK(extra.ns[ISD_OCI_NS_CGROUP].mode == ISD_OCI_NS_NEW);
+	CHECK(extra.ns[ISD_OCI_NS_USER].mode == ISD_OCI_NS_SHARE);
+	CHECK(spec.network == ISD_NET_NONE && !spec.pid_host);
+
+	REFUSED(load(NULL, NULL, ", \"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"pid\"}, {\"type\": \"time\"}]", 0),
+		"linux.namespaces[2].type: \"time\" is not supported");
+	REFUSED(load(NULL, NULL, ", \"namespaces\": [{\"type\": \"mount\"}, {\"type\": \"mount\"}]", 0),
+		"linux.namespaces[1].type: \"mount\" is given twice");
+	REFUSED(load(NULL, NULL, ", \"namespaces\": [{\"type\": \"mount\", \"path\": \"proc/1/ns/mnt\"}]", 0),
+		"linux.namespaces[0].path: \"proc/1/ns/mnt\" is not an absolute path");
+	REFUSED(load(NULL, NULL, ", \"namespaces\": [{\"path\": \"/x\"}]", 0), "linux.namespaces[0].type: missing");
+}
+
+static void test_id_mappings(void)
+{
+	CHECK(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}, "
+		   "{\"containerID\": 1, \"hostID\": 100000, \"size\": 65536}], "
+		   "\"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}]", 0) == 0);
+	CHECK(spec.n_uid_ranges == 2 && spec.uid_ranges[1].inside == 1 && spec.uid_ranges[1].outside == 100000 &&
+	      spec.uid_ranges[1].count == 65536);
+	CHECK(spec.n_gid_ranges == 1 && spec.gid_ranges[0].outside == 1000);
+	CHECK(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 4294967295, \"hostID\": 0, \"size\": 1}]", 0) == 0);
+
+	REFUSED(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 4294967295, \"hostID\": 0, \"size\": 2}]", 0),
+		"linux.uidMappings[0]: the range ends beyond id 4294967295");
+	REFUSED(load(NULL, NULL, ", \"gidMappings\": [{\"containerID\": 0, \"hostID\": 5, \"size\": 0}]", 0),
+		"linux.gidMappings[0]: size 0 maps nothing");
+	REFUSED(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 5, \"size\": 10}, "
+		     "{\"containerID\": 9, \"hostID\": 50, \"size\": 1}]", 0),
+		"linux.uidMappings[1]: containerID range overlaps linux.uidMappings[0]");
+	REFUSED(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 0, \"size\": 1}]", 0),
+		"linux.uidMappings[0].hostID: missing");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
+			  "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}, \"linux\": {\"namespaces\": ["
+			  "{\"type\": \"mount\"}], \"uidMappings\": [{\"containerID\": 0, \"hostID\": 1, \"size\": 1}]}}", 0),
+		"linux.uidMappings: needs a new \"user\" namespace");
+}
+
+static void test_paths(void)
+{
+	CHECK(load(NULL, NULL, ", \"maskedPaths\": [\"/proc/kcore\", \"/sys//firmware/\"], "
+		   "\"readonlyPaths\": [\"/proc/sys\"], \"rootfsPropagation\": \"rslave\", \"mountLabel\": \"x\"", 0) == 0);
+	CHECK(isd_strv_len(extra.masked_paths) == 2 && !strcmp(extra.masked_paths[1], "/sys/firmware"));
+	CHECK(!strcmp(extra.readonly_paths[0], "/proc/sys"));
+	CHECK(extra.rootfs_propagation == (MS_SLAVE | MS_REC));
+	CHECK(!strcmp(extra.mount_label, "x"));
+
+	REFUSED(load(NULL, NULL, ", \"maskedPaths\": [\"proc/kcore\"]", 0), "linux.maskedPaths[0]");
+	REFUSED(load(NULL, NULL, ", \"readonlyPaths\": [\"/\"]", 0), "linux.readonlyPaths[0]: \"/\" is the whole");
+	REFUSED(load(NULL, NULL, ", \"rootfsPropagation\": \"everywhere\"", 0),
+		"linux.rootfsPropagation: \"everywhere\" is not a propagation");
+	REFUSED(load(NULL, NULL, ", \"timeOffsets\": {\"monotonic\": {\"secs\": 1}}", 0), "linux.timeOffsets: not supported");
+	REFUSED(load(NULL, NULL, ", \"intelRdt\": {\"closID\": \"x\"}", 0), "linux.intelRdt: not supported");
+}
+
+static void test_mounts(void)
+{
+	const struct isd_oci_mount *m;
+
+	CHECK(load(NULL, "\"mounts\": ["
+		   "{\"destination\": \"/data\", \"type\": \"bind\", \"source\": \"/srv/data\", \"options\": [\"rbind\", \"ro\", \"nosuid\", \"nodev\", \"noexec\", \"rprivate\"]},"
+		   "{\"destination\": \"rel/dir\", \"source\": \"vol\", \"options\": [\"bind\", \"shared\"]},"
+		   "{\"destination\": \"/tmp\", \"type\": \"tmpfs\", \"source\": \"tmpfs\", \"options\": [\"size=1g\", \"mode=1777\", \"tmpcopyup\"]},"
+		   "{\"destination\": \"/proc\", \"type\": \"proc\"},"
+		   "{\"destination\": \"/sys/fs/cgroup\", \"type\": \"cgroup\", \"options\": [\"ro\", \"rw\"]}],",
+		   NULL, 0) == 0);
+	CHECK(extra.n_mounts == 5);
+	m = &extra.mounts[0];
+	CHECK(m->type == ISD_OCI_MOUNT_BIND && m->recursive && !strcmp(m->source, "/srv/data") &&
+	      !strcmp(m->destination, "/data"));
+	CHECK(m->flags == (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC) && m->propagation == (MS_PRIVATE | MS_REC));
+	m = &extra.mounts[1];
+	CHECK(m->type == ISD_OCI_MOUNT_BIND && !m->recursive && !strcmp(m->source, "/bundle/vol") &&
+	      !strcmp(m->destination, "/rel/dir") && m->propagation == MS_SHARED);
+	m = &extra.mounts[2];
+	CHECK(m->type == ISD_OCI_MOUNT_TMPFS && m->size == (UINT64_C(1) << 30) && m->has_mode && m->mode == 01777);
+	CHECK(m->copy_up && !strcmp(m->data, "size=1g,mode=1777"));
+	CHECK(extra.mounts[3].type == ISD_OCI_MOUNT_PROC && !extra.mounts[3].data);
+	CHECK(extra.mounts[4].type == ISD_OCI_MOUNT_CGROUP && extra.mounts[4].flags == 0);
+
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"overlay\", \"source\": \"o\"}],", NULL, 0),
+		"mounts[0].type: \"overlay\" is not supported");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"source\": \"/y\"}],", NULL, 0),
+		"mounts[0].type: missing");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\"}],", NULL, 0),
+		"mounts[0].source: missing");
+	REFUSED(load(NULL, "\"mounts\": [{\"type\": \"tmpfs\"}],", NULL, 0), "mounts[0].destination: missing");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/\", \"type\": \"tmpfs\"}],", NULL, 0),
+		"mounts[0].destination: a mount over \"/\"");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/a/../etc\", \"type\": \"tmpfs\"}],", NULL, 0),
+		"mounts[0].destination");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\", \"options\": [\"frobnicate\"]}],",
+		     NULL, 0),
+		"mounts[0].options[0]: \"frobnicate\" is not a mount option isd knows");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"/y\", \"options\": [\"size=1\"]}],",
+		     NULL, 0),
+		"mounts[0].options[0]: \"size=1\" is not a mount option isd knows");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\", \"options\": [\"size=lots\"]}],",
+		     NULL, 0),
+		"mounts[0].options[0]: \"size=lots\": not a size");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\", \"options\": [\"mode=8\"]}],",
+		     NULL, 0),
+		"mounts[0].options[0]: \"mode=8\": not an octal mode");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\", \"options\": [\"size=1,exec\"]}],",
+		     NULL, 0),
+		"a comma would smuggle");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"source\": \"/y\", \"options\": [\"rbind\", \"idmap\"]}],",
+		     NULL, 0),
+		"mounts[0].options[1]: \"idmap\": idmapped mounts are not supported");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"source\": \"/y\", \"options\": [\"rbind\", \"rro\"]}],",
+		     NULL, 0),
+		"mounts[0].options[1]: \"rro\"");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"source\": \"/y\", \"options\": [\"bind\"], "
+		     "\"uidMappings\": []}],", NULL, 0),
+		"mounts[0].uidMappings: idmapped mounts are not supported");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"proc\", \"options\": [\"tmpcopyup\"]}],",
+		     NULL, 0),
+		"mounts[0].options[0]: \"tmpcopyup\" is for tmpfs mounts");
+}
+
+static void test_hooks(void)
+{
+	CHECK(load(NULL, "\"hooks\": {\"createRuntime\": [{\"path\": \"/usr/bin/hook\", \"args\": [\"hook\", \"x\"], "
+		   "\"env\": [\"A=1\"], \"timeout\": 5}], \"poststop\": [{\"path\": \"/bin/true\"}]},", NULL, 0) == 0);
+	CHECK(extra.hooks[ISD_OCI_HOOK_CREATE_RUNTIME].n == 1);
+	CHECK(!strcmp(extra.hooks[ISD_OCI_HOOK_CREATE_RUNTIME].hooks[0].path, "/usr/bin/hook"));
+	CHECK(!strcmp(extra.hooks[ISD_OCI_HOOK_CREATE_RUNTIME].hooks[0].args[1], "x"));
+	CHECK(extra.hooks[ISD_OCI_HOOK_CREATE_RUNTIME].hooks[0].timeout == 5);
+	CHECK(extra.hooks[ISD_OCI_HOOK_POSTSTOP].n == 1 && !extra.hooks[ISD_OCI_HOOK_POSTSTOP].hooks[0].args);
+	CHECK(extra.hooks[ISD_OCI_HOOK_PRESTART].n == 0);
+
+	REFUSED(load(NULL, "\"hooks\": {\"poststart\": [{\"path\": \"hook\"}]},", NULL, 0),
+		"hooks.poststart[0].path: \"hook\" is not an absolute path");
+	REFUSED(load(NULL, "\"hooks\": {\"poststart\": [{\"path\": \"/h\", \"timeout\": 0}]},", NULL, 0),
+		"hooks.poststart[0].timeout: 0 is out of range");
+	REFUSED(load(NULL, "\"hooks\": {\"prestart\": [{\"args\": []}]},", NULL, 0), "hooks.prestart[0].path: missing");
+}
+
+static void test_annotations(void)
+{
+	const char *isd_ones = "\"annotations\": {\"org.example\": \"1\", \"run.oci.isd.network\": \"netless\", "
+			       "\"run.oci.isd.allow\": \"api.example.com:443, 10.0.0.1:80\", "
+			       "\"run.oci.isd.seccomp\": \"agent\", \"run.oci.isd.isolation\": \"landlock\"},";
+
+	CHECK(load(NULL, isd_ones, NULL, ISD_OCI_LOAD_ANNOTATIONS) == 0);
+	CHECK(spec.network == ISD_NET_NETLESS);
+	CHECK(spec.net.n_allow == 2);
+	CHECK(!strcmp(spec.seccomp, "default"));
+	CHECK(!spec.landlock_off);
+	CHECK(!strcmp(extra.annotations[0], "org.example=1"));
+	CHECK(!extra.notes);
+	/* not allowed: read and checked, not applied, and said so */
+	CHECK(load(NULL, isd_ones, NULL, 0) == 0);
+	CHECK(spec.network == ISD_NET_NONE && spec.net.n_allow == 0);
+	CHECK(!strcmp(spec.seccomp, "unconfined") && spec.landlock_off);
+	CHECK(has_note("annotations.run.oci.isd.network: not applied"));
+
+	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.network\": \"host\"},", NULL, ISD_OCI_LOAD_ANNOTATIONS),
+		"annotations.run.oci.isd.network: \"host\" is not supported (netless)");
+	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.network\": \"host\"},", NULL, 0),
+		"annotations.run.oci.isd.network");
+	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.netwrk\": \"netless\"},", NULL, ISD_OCI_LOAD_ANNOTATIONS),
+		"annotations.run.oci.isd.netwrk: not an isd annotation");
+	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.allow\": \"example.com:443\"},", NULL, ISD_OCI_LOAD_ANNOTATIONS),
+		"annotations.run.oci.isd.allow: needs run.oci.isd.network=netless");
+	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.network\": \"netless\", \"run.oci.isd.allow\": \"example.com:99999\"},",
+		     NULL, ISD_OCI_LOAD_ANNOTATIONS),
+		"annotations.run.oci.isd.allow");
+	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.seccomp\": \"tight\"},", NULL, ISD_OCI_LOAD_ANNOTATIONS),
+		"annotations.run.oci.isd.seccomp: \"tight\" is not supported (agent)");
+	REFUSED(load(NULL, "\"annotations\": {\"a\": 1},", NULL, 0), "annotations.a: expected a string");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
+			  "\"annotations\": {\"run.oci.isd.network\": \"netless\"}, "
+			  "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}, "
+			  "\"linux\": {\"namespaces\": [{\"type\": \"mount\"}]}}", ISD_OCI_LOAD_ANNOTATIONS),
+		"netless needs a \"network\" namespace");
+}
+
+static int load_fixture(const char *name, unsigned flags)
+{
+	_cleanup_free_ char *dir = isd_xasprintf("%s/%s", fixtures, name);
+	_cleanup_free_ char *text = NULL;
+	_cleanup_free_ char *path = isd_xasprintf("%s.json", dir);
+	size_t len;
+	int r = isd_read_file_at(AT_FDCWD, path, &text, &len);
+
+	isd_spec_free(&spec);
+	isd_oci_extra_free(&extra);
+	isd_spec_init(&spec);
+	isd_oci_extra_init(&extra);
+	if (r < 0) {
+		fprintf(stderr, "reading %s: %s\n", path, strerror(-r));
+		return r;
+	}
+	return isd_oci_config_parse(text, len, "/bundle", name, flags, &spec, &extra);
+}
+
+static void test_rootless_default(void)
+{
+	_cleanup_free_ char *json = NULL;
+
+	CHECK(load_fixture("rootless", 0) == 0);
+	CHECK(!strcmp(spec.argv[0], "sh") && spec.tty && !strcmp(spec.hostname, "isd"));
+	CHECK(!spec.writable_root && !strcmp(spec.rootfs, "/bundle/rootfs"));
+	CHECK(spec.network == ISD_NET_HOST); /* runc's rootless default shares the network */
+	CHECK(spec.n_uid_ranges == 1 && spec.uid_ranges[0].outside == 1000);
+	CHECK(extra.n_mounts == 7);
+	CHECK(extra.mounts[5].type == ISD_OCI_MOUNT_BIND && extra.mounts[5].recursive &&
+	      !strcmp(extra.mounts[5].source, "/sys"));
+	CHECK(extra.mounts[1].size == 65536 * 1024 && extra.mounts[1].mode == 0755);
+	CHECK(extra.mounts[2].type == ISD_OCI_MOUNT_DEVPTS &&
+	      !strcmp(extra.mounts[2].data, "newinstance,ptmxmode=0666,mode=0620"));
+	CHECK(extra.no_new_privileges && extra.n_rlimits == 1);
+	CHECK(isd_strv_len(extra.masked_paths) == 10 && isd_strv_len(extra.readonly_paths) == 5);
+	/* runc 1.1 dropped inheritable: its ambient set cannot be held */
+	CHECK(extra.caps[ISD_OCI_CAP_AMBIENT] == 0 && has_note("process.capabilities.ambient"));
+	json = isd_oci_plan_to_json(&spec, &extra);
+	CHECK(json && strstr(json, "\"oci\"") && strstr(json, "\"/sys/fs/cgroup\""));
+	CHECK(strstr(json, "\"root_readonly\": true"));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		fixtures = argv[1];
+	isd_spec_init(&spec);
+	isd_oci_extra_init(&extra);
+	test_minimal();
+	test_process();
+	test_capabilities();
+	test_rlimits();
+	test_root_hostname();
+	test_top_level();
+	test_namespaces();
+	test_id_mappings();
+	test_paths();
+	test_mounts();
+	test_hooks();
+	test_annotations();
+	test_rootless_default();
+	isd_spec_free(&spec);
+	isd_oci_extra_free(&extra);
+	return check_result();
+}
