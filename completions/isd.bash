@@ -649,7 +649,7 @@ _isd()
         if [[ ${_isd_words[_isd_cword - 1]} == --file ]]; then
             _isd_files "$cur"
         elif [[ $cur == -* ]]; then
-            _isd_add "$cur" $'--json\n--tree\n--file\n--help'
+            _isd_add "$cur" $'--json\n--tree\n--follow\n--file\n--help'
         else
             _isd_add "$cur" "$(_isd_session_ids)"
         fi

@@ -209,6 +209,7 @@ complete -c isd -n '__isd_is session; and __fish_seen_subcommand_from list ls' -
 complete -c isd -n '__isd_is diff apply discard log' -a '(__isd_sessions)' -d Session
 complete -c isd -n '__isd_is log' -l json -d 'The records as JSON Lines'
 complete -c isd -n '__isd_is log' -l tree -d 'The commands as a process tree'
+complete -c isd -n '__isd_is log' -s f -l follow -d 'The records as they are written, until the sandbox ends'
 complete -c isd -n '__isd_is log' -l file -r -F -d 'The log of isd exec --activity-log'
 complete -c isd -n '__isd_is diff apply' -F
 complete -c isd -n '__isd_is diff' -l stat -d 'Changed lines per file'

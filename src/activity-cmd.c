@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * `isd log [ID] [--json | --tree]`: a session's activity log (isd/activity.h) for a
+ * `isd log [ID] [--json | --tree] [--follow]`: a session's activity log (isd/activity.h) for a
  * person, or as it is for tools.  Everything in it came from the sandbox:
  * argv is quoted for a shell (control bytes as $'\xHH') and every line is
  * made visible (isd/visible.h) before it reaches the terminal.
@@ -224,49 +224,110 @@ int isd_activity_count_commands(const char *session_dir, size_t *count)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: isd log [ID | --file FILE] [--json | --tree]\n"
+	fputs("Usage: isd log [ID | --file FILE] [--json | --tree] [--follow]\n"
 	      "What ran inside a session's sandbox: every command (exec), with its time, pid\n"
 	      "and parent pid inside, working directory and argv quoted for a shell.  Without\n"
 	      "ID: the latest session of the current directory's project.\n"
 	      "  --file FILE  the log isd exec --activity-log FILE wrote\n"
 	      "  --json       the records as JSON Lines, as isd wrote them\n"
 	      "  --tree       the commands as a process tree: each process under its parent,\n"
-	      "               its execs in order; orphans under the root\n",
+	      "               its execs in order; orphans under the root\n"
+	      "  --follow     while the sandbox runs, the records as they are written; ends\n"
+	      "               when the sandbox has ended\n",
 	      f);
 }
 
-enum { LOG_JSON = 1, LOG_FILE, LOG_TREE };
-static const struct isd_cli_flag log_flags[] = {
-	{"--json", 0, false, LOG_JSON}, {"--file", 0, true, LOG_FILE}, {"--tree", 0, false, LOG_TREE}, {0}};
+enum { LOG_JSON = 1, LOG_FILE, LOG_TREE, LOG_FOLLOW };
+static const struct isd_cli_flag log_flags[] = {{"--json", 0, false, LOG_JSON},
+						{"--file", 0, true, LOG_FILE},
+						{"--tree", 0, false, LOG_TREE},
+						{"--follow", 'f', false, LOG_FOLLOW},
+						{0}};
 static const struct isd_cli_command log_command = {"log", usage, log_flags, 1};
+
+struct log_view {
+	bool json, tree;
+	struct isd_activity_tree t;
+	int fd;
+	const struct isd_session *session; /* NULL for --file */
+};
+
+static void show_line(void *arg, const char *buf, size_t n)
+{
+	struct log_view *v = arg;
+	struct isd_line l = {0};
+	json_object *o;
+
+	if (!buf) {
+		if (v->json)
+			return; /* JSON Lines stay JSON: the broken line is left out */
+		if (v->tree)
+			isd_activity_tree_flush(&v->t);
+		isd_line_puts(&l, "(a line that is not a whole record)");
+		isd_line_print(&l);
+		return;
+	}
+	if (v->json) {
+		/* isd wrote it in ASCII with every control byte escaped */
+		isd_visible_fwrite(stdout, buf, n, true);
+		return;
+	}
+	o = json_tokener_parse(buf);
+	if (v->tree && o && isd_activity_is_exec(o)) {
+		isd_activity_tree_add(&v->t, o);
+		json_object_put(o);
+		return;
+	}
+	/* a header starts another run, whose pids are another tree */
+	if (v->tree)
+		isd_activity_tree_flush(&v->t);
+	if (!o) {
+		isd_line_puts(&l, "(a line that is not JSON)");
+	} else {
+		isd_activity_format_record(&l, o);
+		json_object_put(o);
+	}
+	isd_line_print(&l);
+}
+
+/* The run's lock on the log; a session's lock too, for a log an isd
+ * without that lock writes. */
+static bool still_written(void *arg)
+{
+	struct log_view *v = arg;
+
+	return isd_activity_log_is_written(v->fd) || (v->session && isd_session_is_running(v->session));
+}
 
 int isd_activity_cmd_log(int argc, char **argv)
 {
 	struct isd_cli_args a = ISD_CLI_ARGS(&log_command, argc, argv);
 	struct isd_session s = {.lock_fd = -1};
 	const char *id = NULL, *file = NULL;
-	struct isd_activity_tree t = {0};
-	bool json = false, tree = false, consumed;
-	_cleanup_free_ char *path = NULL, *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	FILE *f;
+	struct log_view v = {.fd = -1};
+	struct isd_activity_reader reader = {.line = show_line, .arg = &v};
+	bool follow = false, consumed;
+	_cleanup_free_ char *path = NULL;
 	int r;
 
 	while (isd_cli_next(&a)) {
 		if (a.id == LOG_JSON)
-			json = true;
+			v.json = true;
 		else if (a.id == LOG_TREE)
-			tree = true;
+			v.tree = true;
 		else if (a.id == LOG_FILE)
 			file = a.value;
+		else if (a.id == LOG_FOLLOW)
+			follow = true;
 		else
 			id = a.value;
 	}
 	if (a.exit >= 0)
 		return a.exit;
-	if (json && tree)
+	if (v.json && v.tree)
 		return isd_cli_usage_error(&log_command, "either --json or --tree");
+	if (follow && v.tree)
+		return isd_cli_usage_error(&log_command, "either --follow or --tree (a tree is known at the end)");
 	if (file && id)
 		return isd_cli_usage_error(&log_command, "either a session ID or --file FILE");
 	if (file) {
@@ -283,49 +344,25 @@ int isd_activity_cmd_log(int argc, char **argv)
 		return ISD_EXIT_FAILURE;
 	}
 	path = isd_xasprintf("%s/%s", s.dir, ISD_ACTIVITY_FILE);
+	v.session = &s;
 open_log:
-	{
-		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-
-		f = fd >= 0 ? fdopen(fd, "r") : NULL;
-		if (!f) {
-			isd_error(-errno, "isd log: opening the activity log %s of session %s", path, s.id);
-			isd_error_print("isd log failed");
-			if (fd >= 0)
-				close(fd);
-			isd_session_free(&s);
-			return ISD_EXIT_FAILURE;
-		}
+	v.fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (v.fd < 0) {
+		isd_error(-errno, "isd log: opening the activity log %s of session %s", path, s.id);
+		isd_error_print("isd log failed");
+		isd_session_free(&s);
+		return ISD_EXIT_FAILURE;
 	}
-	while ((n = getline(&buf, &cap, f)) > 0) {
-		struct isd_line l = {0};
-		json_object *o;
-
-		if (json) {
-			/* isd wrote it in ASCII with every control byte escaped */
-			isd_visible_fwrite(stdout, buf, (size_t)n, true);
-			continue;
-		}
-		o = json_tokener_parse(buf);
-		if (tree && o && isd_activity_is_exec(o)) {
-			isd_activity_tree_add(&t, o);
-			json_object_put(o);
-			continue;
-		}
-		/* a header starts another run, whose pids are another tree */
-		if (tree)
-			isd_activity_tree_flush(&t);
-		if (!o) {
-			isd_line_puts(&l, "(a line that is not JSON)");
-		} else {
-			isd_activity_format_record(&l, o);
-			json_object_put(o);
-		}
-		isd_line_print(&l);
+	if (follow)
+		reader.still_written = still_written;
+	r = isd_activity_read(v.fd, &reader);
+	if (v.tree)
+		isd_activity_tree_flush(&v.t);
+	close(v.fd);
+	if (r < 0) {
+		isd_error(r, "isd log: reading the activity log %s of session %s", path, s.id);
+		isd_error_print("isd log failed");
 	}
-	if (tree)
-		isd_activity_tree_flush(&t);
-	fclose(f);
 	isd_session_free(&s);
-	return fflush(stdout) == 0 ? 0 : ISD_EXIT_FAILURE;
+	return fflush(stdout) == 0 && r == 0 ? 0 : ISD_EXIT_FAILURE;
 }

@@ -46,4 +46,18 @@ void isd_activity_tree_add(struct isd_activity_tree *t, json_object *o);
 /* Prints the tree so far and empties it. */
 void isd_activity_tree_flush(struct isd_activity_tree *t);
 
+/* Reading a log record by record (src/activity-read.c). */
+struct isd_activity_reader {
+	/* A whole line, its newline included; NULL for one that is not a
+	 * whole record (past the bound, or cut short by a killed writer). */
+	void (*line)(void *arg, const char *buf, size_t n);
+	/* NULL: read to the end once.  Else, follow: read on while it says
+	 * a run still writes the log, then read to the end once more. */
+	bool (*still_written)(void *arg);
+	void *arg;
+};
+
+/* Every line of the log open at fd; 0, or -errno of a read. */
+int isd_activity_read(int fd, const struct isd_activity_reader *r);
+
 #endif

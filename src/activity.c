@@ -204,7 +204,8 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 	a->limit = isd_testhook_activity_limit(ISD_ACTIVITY_MAX_LOG);
 	a->initial_argv = isd_strv_copy(initial_argv);
 	a->initial_cwd = isd_xstrdup(initial_cwd ? initial_cwd : "/");
-	a->log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	/* O_RDWR: the read lock below needs a descriptor open for reading. */
+	a->log_fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (a->log_fd < 0 || fstat(a->log_fd, &st) < 0) {
 		r = isd_error(-errno, "opening the activity log %s", path);
 		goto fail;
@@ -213,6 +214,14 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 		r = isd_error(-EINVAL, "the activity log %s is not a regular file", path);
 		goto fail;
 	}
+	/* What `isd log --follow` knows the run still writes by: an open file
+	 * description's lock, gone with the last descriptor of it, so also
+	 * when isd is killed.  A read lock, so that runs appending to one
+	 * --activity-log FILE never wait for each other; not taken, the log
+	 * is still written, only a follower stops early. */
+	if (fcntl(a->log_fd, F_OFD_SETLK, &(struct flock){.l_type = F_RDLCK, .l_whence = SEEK_SET}) < 0)
+		isd_warn("locking the activity log %s: %s (isd log --follow will not wait for this run)", path,
+			 strerror(errno));
 	a->written = (uint64_t)st.st_size;
 
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -520,6 +529,14 @@ void isd_activity_off(struct isd_activity *a, int err)
 	fprintf(stderr, "isd: note: the activity log records no commands in this run: %s\n",
 		err == -EBUSY ? "an outer seccomp filter already has a listener (isd inside isd?)" : strerror(-err));
 	write_header(a, err);
+}
+
+bool isd_activity_log_is_written(int fd)
+{
+	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+
+	/* Asks without taking: a follower never holds up a run. */
+	return fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
 }
 
 void isd_activity_free(struct isd_activity *a)

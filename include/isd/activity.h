@@ -51,11 +51,15 @@ void isd_activity_off(struct isd_activity *a, int err);
 /* Stops answering, writes the "dropped" record if any, closes the log. */
 void isd_activity_free(struct isd_activity *a);
 
+/* Whether a run still writes the log open at fd (any mode): it holds a
+ * lock on the log from isd_activity_open to isd_activity_free. */
+bool isd_activity_log_is_written(int fd);
+
 /* The exec records in the log of the session in session_dir (isd session
  * list); -ENOENT: it has no log. */
 int isd_activity_count_commands(const char *session_dir, size_t *count);
 
-/* `isd log [ID] [--json | --tree]` (argv[0] == "log"). */
+/* `isd log [ID] [--json | --tree] [--follow]` (argv[0] == "log"). */
 int isd_activity_cmd_log(int argc, char **argv);
 
 #endif

@@ -154,3 +154,60 @@ test_nested_isd_says_records_off() {
 		fail "the outer log lacks the inner payload's exec: $(cat "$T/outer.log")"
 	asserted
 }
+
+# --follow: the records of a running session as they are written, whole
+# records only, ending on its own once the sandbox has ended.  The payload
+# waits for the test to have seen its first command in the follower's
+# output, so that what the follower printed came while it ran.
+test_log_follow() {
+	P=$T/proj
+	mkdir -p "$P" "$T/sync"
+	export XDG_STATE_HOME=$T/state
+	(cd "$P" && "$ISD" exec --profile none --workspace "$P:cow" -v "$T/sync:/sync" -- sh -c \
+		'/bin/echo first $(printf "\033]0;pwned\007"); while [ ! -e /sync/go ]; do sleep 0.05; done; /bin/echo second') >"$T/run.out" 2>"$T/run.err" &
+	run=$!
+	at_teardown "kill $run 2>/dev/null"
+	i=0
+	while ! grep -qs '"argv":\["/bin/echo","first"' "$XDG_STATE_HOME"/isd/sessions/*/activity.jsonl && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	need_exec_records "$XDG_STATE_HOME"/isd/sessions/*/activity.jsonl
+	(cd "$P" && exec "$ISD" log --follow) >"$T/follow" 2>"$T/follow.err" &
+	follower=$!
+	at_teardown "kill $follower 2>/dev/null"
+	(cd "$P" && exec "$ISD" log --follow --json) >"$T/follow.json" 2>"$T/follow-json.err" &
+	json=$!
+	i=0
+	while ! grep -q '/bin/echo first' "$T/follow" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	expect_contains "$(cat "$T/follow")" "  \$ /bin/echo first \$'\\x1b]0;pwned\\x07'" "the follower's output while the sandbox runs"
+	expect_not_contains "$(cat "$T/follow")" "  \$ /bin/echo second" "the follower's output before the second command"
+	kill -0 "$follower" 2>/dev/null || fail "isd log --follow ended while the sandbox runs: $(cat "$T/follow.err")"
+	: >"$T/sync/go"
+	wait "$run"
+	rc=$?
+	expect_rc 0 "the payload"
+	# the follower ends on its own (a hang is the test's timeout)
+	wait "$follower"
+	rc=$?
+	err=$(cat "$T/follow.err")
+	expect_rc 0 "isd log --follow after the sandbox ended"
+	expect_contains "$(cat "$T/follow")" "  \$ /bin/echo second"
+	wait "$json"
+	rc=$?
+	expect_rc 0 "isd log --follow --json"
+	python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+argvs = [r.get("argv") for r in recs if r["type"] == "exec"]
+assert ["/bin/echo", "second"] in argvs and ["/bin/echo", "first", "\x1b]0;pwned\x07"] in argvs, argvs
+' "$T/follow.json" || fail "isd log --follow --json: not every record as JSON: $(cat "$T/follow.json")"
+	od -An -c "$T/follow" "$T/follow.json" | grep -q '033' && fail "a raw ESC reached isd log --follow's output"
+	# a log whose run has ended: what there is, at once
+	run_isd exec --activity-log "$T/ended.log" -- /bin/true ended
+	run_isd log --follow --file "$T/ended.log"
+	expect_rc 0 "isd log --follow of an ended run"
+	expect_contains "$out" "  \$ /bin/true ended"
+	run_isd log --follow --tree
+	expect_rc 125 "--follow with --tree"
+}
