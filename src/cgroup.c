@@ -201,6 +201,22 @@ int isd_cgroup_destroy(struct isd_cgroup *cg)
 	return r;
 }
 
+/* The controllers that the sandbox's cgroup uses cannot be given back,
+ * so isd stays in its supervisor leaf, which is empty once isd exits
+ * (isd gc removes it: its name carries isd's pid). */
+void isd_cgroup_release(struct isd_cgroup *cg)
+{
+	if (cg->dirfd >= 0)
+		close(cg->dirfd);
+	if (cg->parent_fd >= 0)
+		close(cg->parent_fd);
+	if (cg->origin_fd >= 0)
+		close(cg->origin_fd);
+	cg->dirfd = cg->parent_fd = cg->origin_fd = -1;
+	cg->name[0] = cg->supervisor_name[0] = '\0';
+	cg->path = NULL;
+}
+
 int isd_cgroup_open(const char *parent, const char *name, struct isd_cgroup *cg)
 {
 	_cleanup_free_ char *max = NULL;

@@ -232,6 +232,40 @@ static int hand_over_activity_listener(const struct isd_activity *activity)
 	return r;
 }
 
+/* isd-runtime's created state (isd/sandbox.h): the payload is set up,
+ * says so, and waits for start's byte; none of its own code has run.  A
+ * command that is not there fails the create, as runc's does. */
+static int wait_at_start_gate(const struct isd_init_args *a)
+{
+	const struct isd_spec *spec = a->spec;
+	struct setup_message msg = {.type = SETUP_READY};
+	struct pollfd p = {.fd = a->start_gate_fd, .events = POLLIN};
+	const char *path = isd_spec_getenv(spec, "PATH");
+	char buf[4096], c;
+
+	if (strchr(spec->argv[0], '/') ? !isd_path_is_executable(spec->argv[0], NULL)
+				      : !isd_path_search(path ? path : "/usr/bin:/bin", spec->argv[0], buf, sizeof(buf),
+							 isd_path_is_executable, NULL)) {
+		isd_error(0, "exec %s: no such executable in the container (PATH %s)", spec->argv[0], path ? path : "");
+		return -ENOENT;
+	}
+	if (send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL) < 0)
+		return isd_error(-errno, "telling isd that the sandbox is created");
+	for (;;) {
+		ssize_t n;
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return isd_error(-errno, "waiting for the start");
+		n = read(a->start_gate_fd, &c, 1);
+		if (n == 1)
+			break;
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
+			return isd_error(-errno, "waiting for the start");
+	}
+	close(a->start_gate_fd);
+	return 0;
+}
+
 static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t *old_mask, int pty_slave)
 {
 	const struct isd_spec *spec = a->spec;
@@ -267,6 +301,8 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 		r = isd_landlock_apply(&a->landlock);
 	if (r == 0 && a->activity)
 		r = hand_over_activity_listener(a->activity);
+	if (r == 0 && a->start_gate_fd >= 0 && (r = wait_at_start_gate(a)) == -ENOENT)
+		report_and_exit(ISD_EXIT_NOT_FOUND);
 	if (r == 0)
 		r = isd_seccomp_install(a->seccomp);
 	if (r < 0)
@@ -457,6 +493,12 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	if ((spec->build_caps ? isd_caps_keep_build_set() : isd_caps_drop_all()) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 0);
+	/* Set up: from now on the sandbox is its own, reparented to the
+	 * caller's subreaper when isd exits (a failure before ended it). */
+	if (a->detached && prctl(PR_SET_PDEATHSIG, 0) < 0) {
+		isd_error(-errno, "clearing the parent-death signal");
+		report_and_exit(ISD_EXIT_FAILURE);
+	}
 
 	payload = spawn_payload(a, &old_mask, pty_slave);
 	if (payload < 0) {
@@ -466,6 +508,8 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	if (pty_slave >= 0)
 		close(pty_slave);
 	close(SETUP_FD);
+	if (a->start_gate_fd >= 0)
+		close(a->start_gate_fd);
 	if (spec->build_caps && isd_caps_drop_all() < 0)
 		kill(payload, SIGKILL);
 	r = isd_init_run_until(payload, spec->pid_host ? ISD_INIT_DEATH_SIGNAL : 0);

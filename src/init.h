@@ -31,6 +31,7 @@ enum setup_message_type {
 	SETUP_PTY, /* carries the pty master as SCM_RIGHTS */
 	SETUP_NET, /* a listening socket for isd's relay; exit_code = ISD_NET_FD_TAG */
 	SETUP_ACTIVITY, /* the exec listener as SCM_RIGHTS, or none: exit_code = -errno */
+	SETUP_READY,    /* the payload waits at the start gate */
 };
 
 struct setup_message {
@@ -47,6 +48,8 @@ struct isd_init_args {
 	struct isd_landlock_plan landlock;
 	struct isd_mount_extras extras;
 	bool wait_for_cgroup; /* the parent moves us into the cgroup first */
+	int start_gate_fd;    /* -1, or the fifo of isd_sandbox_detached */
+	bool detached;        /* the sandbox outlives isd: no parent-death signal once set up */
 };
 
 /* pid 1 of the sandbox, in the child of clone3 (src/sandbox.c): the ids,

@@ -276,12 +276,15 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, m->source, attrs, &idmapped, m->source);
 		}
 	}
-	/* Read-only, and idmapped like the binds so that the image's root-owned
-	 * files (mode 0600 ones too) are the payload's to read, as they are a
-	 * root payload's in any container. */
+	/* Read-only (but an OCI bundle's root that is not root.readonly),
+	 * and idmapped like the binds so that the image's root-owned files
+	 * (mode 0600 ones too) are the payload's to read, as they are a root
+	 * payload's in any container. */
 	if (r >= 0 && spec->rootfs)
-		r = extras->image_fd = clone_source(userns, AT_FDCWD, spec->rootfs, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-						    MOUNT_ATTR_NODEV, &idmapped, spec->rootfs);
+		r = extras->image_fd = clone_source(userns, AT_FDCWD, spec->rootfs,
+						    (spec->writable_root ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID |
+							    MOUNT_ATTR_NODEV,
+						    &idmapped, spec->rootfs);
 	return r < 0 ? r : 0;
 }
 
@@ -310,24 +313,22 @@ static int compare_ints(const void *a, const void *b)
 }
 
 void isd_rootful_close_other_fds(const struct isd_spec *spec, const struct isd_mount_extras *extras,
-				 unsigned first)
+				 unsigned first, int also_keep)
 {
 	int *keep;
 	size_t n = 0;
 	unsigned from = first;
 
-	if (!extras->sources_prepared) {
-		isd_close_range(first, ~0U, 0);
-		return;
-	}
-	keep = isd_xcalloc(2 * spec->n_mounts + 1, sizeof(int));
-	for (size_t i = 0; i < spec->n_mounts; i++) {
+	keep = isd_xcalloc(2 * spec->n_mounts + 2, sizeof(int));
+	if (also_keep >= 0)
+		keep[n++] = also_keep;
+	for (size_t i = 0; extras->sources_prepared && i < spec->n_mounts; i++) {
 		if (extras->bind_fds[i] >= 0)
 			keep[n++] = extras->bind_fds[i];
 		if (extras->layer_dir_fds[i] >= 0)
 			keep[n++] = extras->layer_dir_fds[i];
 	}
-	if (extras->image_fd >= 0)
+	if (extras->sources_prepared && extras->image_fd >= 0)
 		keep[n++] = extras->image_fd;
 	qsort(keep, n, sizeof(int), compare_ints);
 	for (size_t i = 0; i < n; i++) {

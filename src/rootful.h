@@ -22,9 +22,9 @@ int isd_rootful_apply(struct isd_spec *spec, uint32_t caller_uid, uint32_t calle
 int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, struct isd_mount_extras *extras);
 void isd_rootful_release(const struct isd_spec *spec, struct isd_mount_extras *extras);
 
-/* In the sandbox's first process: closes every descriptor above keep_below
- * but the prepared ones. */
+/* In the sandbox's first process: closes every descriptor from first on
+ * but the prepared ones and also_keep (-1: none). */
 void isd_rootful_close_other_fds(const struct isd_spec *spec, const struct isd_mount_extras *extras,
-				 unsigned first);
+				 unsigned first, int also_keep);
 
 #endif

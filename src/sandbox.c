@@ -100,9 +100,10 @@ static char *resolv_content(const struct isd_spec *spec)
 }
 
 /* Reads until EOF, which comes when the payload's execve closed the last
- * copy of the socket.  Returns 1 when an error message came. */
+ * copy of the socket.  Returns 1 when an error message came; 2 with
+ * at_gate, when the payload waits at the start gate (SETUP_READY). */
 static int read_setup_messages(int fd, struct setup_message *msg, int *pty_master, struct isd_proxy *proxy,
-			       struct isd_activity *activity)
+			       struct isd_activity *activity, bool at_gate)
 {
 	bool got = false;
 
@@ -135,6 +136,8 @@ static int read_setup_messages(int fd, struct setup_message *msg, int *pty_maste
 			msg->text[sizeof(msg->text) - 1] = '\0';
 			got = true;
 		}
+		if (!got && at_gate && (size_t)n == sizeof(m) && m.type == SETUP_READY)
+			return 2;
 	}
 	return got ? 1 : 0;
 }
@@ -183,7 +186,57 @@ static int prepare_storage(const struct isd_spec *spec, const struct isd_session
 	return r;
 }
 
-int isd_sandbox_run(const struct isd_spec *spec)
+/* The end of isd_sandbox_create_detached(): the sandbox is handed to the
+ * caller (and so not killed nor its cgroup removed on the way out), or
+ * its setup failed.  Returns 0 or the exit status, recorded. */
+static int detach_result(int r, const struct setup_message *msg, pid_t *pid, int *pty_master, struct isd_cgroup *cg,
+			 struct isd_sandbox_detached *d)
+{
+	if (r < 0)
+		return isd_error(r, "receiving the sandbox's setup messages");
+	if (r == 1) {
+		isd_error_raw(-EIO, msg->text);
+		return msg->exit_code;
+	}
+	if (r == 0 && d->start_gate_fd >= 0)
+		return isd_error(-EIO, "the sandbox ended before its start gate"), ISD_EXIT_FAILURE;
+	d->init_pid = *pid;
+	*pid = -1;
+	d->pty_master = *pty_master;
+	*pty_master = -1;
+	d->cgroup_dir = cg->path ? isd_xstrdup(cg->path) : NULL;
+	isd_cgroup_release(cg);
+	return 0;
+}
+
+/* What needs isd on the host for as long as the sandbox runs cannot be had
+ * by a sandbox that outlives isd. */
+static int refuse_detached(const struct isd_spec *spec)
+{
+	const char *what = NULL;
+
+	if (spec->tier == ISD_ISOLATION_LANDLOCK)
+		what = "the landlock isolation tier";
+	else if (spec->network == ISD_NET_NETLESS || spec->network == ISD_NET_PRIVATE)
+		what = spec->network == ISD_NET_NETLESS ? "--network netless (isd's relay)"
+							: "--network private (pasta or slirp4netns)";
+	else if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW)
+		what = "a copy-on-write workspace";
+	else if (spec->activity_log)
+		what = "the activity log";
+	else if (spec->agent_state)
+		what = "the agent's state";
+	else if (spec->storage.size || spec->storage.inodes)
+		what = "a storage bound (--storage-opt size/inodes)";
+	if (!what)
+		return 0;
+	return isd_error(-EOPNOTSUPP, "starting a sandbox that outlives isd: %s needs isd on the host for the whole run",
+			 what);
+}
+
+/* d: isd_sandbox_create_detached() (the sandbox is left running at its
+ * start gate), else isd_sandbox_run(). */
+static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached *d)
 {
 	struct isd_seccomp_program seccomp = {0};
 	struct isd_cgroup cg;
@@ -210,10 +263,14 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	_cleanup_free_ char *session_log = NULL;
 	struct isd_storage_watch *storage = NULL;
 
+	if (d && refuse_detached(spec) < 0)
+		return ISD_EXIT_FAILURE;
 	if (spec->tier == ISD_ISOLATION_LANDLOCK)
 		return isd_sandbox_landlock_run(spec);
 	isd_cgroup_init(&cg);
 	exit_code = ISD_EXIT_FAILURE;
+	args.start_gate_fd = d ? d->start_gate_fd : -1;
+	args.detached = d != NULL;
 	r = isd_seccomp_prepare(spec->seccomp, &seccomp);
 	if (r < 0)
 		goto out;
@@ -251,7 +308,7 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	r = isd_rootful_prepare(spec, have_session ? session.dir : NULL, &args.extras);
 	if (r < 0)
 		goto out;
-	r = prepare_storage(spec, have_session ? &session : NULL, &args.extras, &storage);
+	r = d ? 0 : prepare_storage(spec, have_session ? &session : NULL, &args.extras, &storage);
 	if (r < 0)
 		goto out;
 	r = isd_proxy_new(spec, &proxy);
@@ -289,11 +346,16 @@ int isd_sandbox_run(const struct isd_spec *spec)
 		 * number (and the session's lock, for init); every other
 		 * descriptor the caller passed is closed. */
 		int lock = have_session ? fcntl(session.lock_fd, F_DUPFD_CLOEXEC, 10) : -1;
+		/* The gate keeps its number, unless the fixed ones need it. */
+		if (args.start_gate_fd >= 0 && args.start_gate_fd <= SESSION_LOCK_FD &&
+		    (args.start_gate_fd = fcntl(args.start_gate_fd, F_DUPFD_CLOEXEC, SESSION_LOCK_FD + 1)) < 0)
+			_exit(ISD_EXIT_FAILURE);
 		if (dup3(sv[1], SETUP_FD, O_CLOEXEC) < 0 && sv[1] != SETUP_FD)
 			_exit(ISD_EXIT_FAILURE);
 		if (lock >= 0 && dup3(lock, SESSION_LOCK_FD, O_CLOEXEC) < 0)
 			_exit(ISD_EXIT_FAILURE);
-		isd_rootful_close_other_fds(spec, &args.extras, lock >= 0 ? SESSION_LOCK_FD + 1 : SETUP_FD + 1);
+		isd_rootful_close_other_fds(spec, &args.extras, lock >= 0 ? SESSION_LOCK_FD + 1 : SETUP_FD + 1,
+					    args.start_gate_fd);
 		/* also: wait until pasta/slirp4netns configured the network */
 		args.wait_for_cgroup = needs_attach || spec->network == ISD_NET_PRIVATE;
 		isd_init_main(&args);
@@ -333,7 +395,12 @@ int isd_sandbox_run(const struct isd_spec *spec)
 	}
 
 	parent_failed = false;
-	r = read_setup_messages(sv[0], &msg, &pty_master, proxy, activity);
+	r = read_setup_messages(sv[0], &msg, &pty_master, proxy, activity, d && d->start_gate_fd >= 0);
+	if (d) {
+		r = detach_result(r, &msg, &pid, &pty_master, &cg, d);
+		exit_code = r < 0 ? ISD_EXIT_FAILURE : r;
+		goto out;
+	}
 	/* The listeners queue connections until now: the payload may have
 	 * started already, nothing it sent is lost. */
 	/* A sandbox whose relay could not start would run without what it
@@ -395,7 +462,40 @@ out:
 		close(sv[1]);
 	isd_seccomp_program_free(&seccomp);
 	isd_landlock_plan_free(&args.landlock);
-	if (parent_failed)
+	if (parent_failed && !d)
 		isd_error_print("preparing the sandbox failed");
 	return exit_code;
+}
+
+int isd_sandbox_run(const struct isd_spec *spec)
+{
+	return run_sandbox(spec, NULL);
+}
+
+int isd_sandbox_create_detached(const struct isd_spec *spec, struct isd_sandbox_detached *d)
+{
+	d->init_pid = -1;
+	d->pty_master = -1;
+	d->cgroup_dir = NULL;
+	return run_sandbox(spec, d);
+}
+
+int isd_sandbox_remove_cgroup(const char *cgroup_dir)
+{
+	_cleanup_free_ char *parent = isd_xstrdup(cgroup_dir);
+	char *slash = strrchr(parent, '/');
+	struct isd_cgroup cg;
+	int r;
+
+	if (!slash || slash == parent || !slash[1])
+		return isd_error(-EINVAL, "removing the cgroup %s: not a cgroup directory", cgroup_dir);
+	*slash = '\0';
+	isd_cgroup_init(&cg);
+	r = isd_cgroup_open(parent, slash + 1, &cg);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	r = isd_cgroup_destroy(&cg);
+	return r == -ENOENT ? 0 : r;
 }

@@ -74,6 +74,9 @@ void isd_cgroup_report_status(const struct isd_cgroup *cg, pid_t payload_pid,
  * wait until empty (bounded), rmdir, undo the supervisor leaf.  A second
  * call does nothing.  0, or why the directory could not be removed. */
 int isd_cgroup_destroy(struct isd_cgroup *cg);
+/* The sandbox outlives isd (isd_sandbox_create_detached): its cgroup
+ * stays as it is, isd closes what it held. */
+void isd_cgroup_release(struct isd_cgroup *cg);
 /* The sandbox cgroup parent/name that an isd made (isd gc's leftovers), to
  * report on and destroy as its isd would have; its memory limit is read
  * back from memory.max. */

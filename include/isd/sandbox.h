@@ -3,10 +3,41 @@
 #ifndef ISD_SANDBOX_H
 #define ISD_SANDBOX_H
 
+#include <sys/types.h>
+
 #include "isd/spec.h"
 
 /* Runs the payload to completion; returns isd's exit status (the payload's,
  * 128+N for signal N, 125/126/127 for isd's own failures, already printed). */
 int isd_sandbox_run(const struct isd_spec *spec);
+
+/* A sandbox that outlives the process that made it (isd-runtime's create,
+ * runc's model): no supervisor stays on the host, the sandbox's init is
+ * reparented to the caller's subreaper when the caller exits, and its
+ * exit status is the payload's.  What needs isd on the host for the whole
+ * run (the network relay, a cow session, the activity log, the storage
+ * watcher, the landlock tier) is refused. */
+struct isd_sandbox_detached {
+	/* In: a fifo opened O_RDWR (so that the gate never sees a hang-up)
+	 * on which the payload waits for one byte, right before its seccomp
+	 * filter and execve: the created-but-not-started state.  The command
+	 * is looked up on the payload's PATH before, so a missing one fails
+	 * the create.  -1: no gate. */
+	int start_gate_fd;
+	/* Out */
+	pid_t init_pid;   /* the sandbox's pid 1, as the caller sees it */
+	int pty_master;   /* spec->tty: the pty's master, else -1 (the caller's to close) */
+	char *cgroup_dir; /* the cgroup made for spec->limits, NULL when none (the caller frees) */
+};
+
+/* Returns once the payload waits at the gate (or, without one, once it
+ * ran execve): 0, or isd's exit status (125/126/127) with the message
+ * recorded, not printed; nothing of the sandbox is left then. */
+int isd_sandbox_create_detached(const struct isd_spec *spec, struct isd_sandbox_detached *d);
+
+/* What isd_sandbox_create_detached() left on the host, once the sandbox
+ * ended (or to end it): kills what is left in the cgroup and removes it.
+ * Returns 0 or -errno (recorded); a cgroup that is gone already is 0. */
+int isd_sandbox_remove_cgroup(const char *cgroup_dir);
 
 #endif
