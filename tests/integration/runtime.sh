@@ -1,0 +1,301 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# isd-runtime, the OCI runtime front end, driven as conmon and containerd's
+# shim drive runc: a bundle of Debian's busybox-static, state under a
+# --root of the test's own.
+
+: "${ISD_RUNTIME:?ISD_RUNTIME must point at isd-runtime}"
+
+# make_bundle DIR 'PYTHON' : the default config (isd-runtime spec) over a
+# busybox tree, changed by PYTHON (c is the config as a dict).
+make_bundle() {
+	[ -x /bin/busybox ] || skip "busybox (busybox-static) is not installed"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
+	mkdir -p "$1/rootfs/bin" "$1/rootfs/proc" "$1/rootfs/dev" "$1/rootfs/sys" "$1/rootfs/tmp" "$1/rootfs/etc" \
+		"$1/rootfs/run" || fail "cannot make the bundle $1"
+	cp /bin/busybox "$1/rootfs/bin/" || fail "cannot copy busybox"
+	for a in sh echo cat sleep id ls touch test tty kill true false; do
+		ln -sf busybox "$1/rootfs/bin/$a"
+	done
+	# as root the config a rootful engine writes: no user namespace
+	if [ "$(id -u)" -eq 0 ]; then
+		"$ISD_RUNTIME" spec --bundle "$1" || fail "isd-runtime spec failed"
+	else
+		"$ISD_RUNTIME" spec --rootless --bundle "$1" || fail "isd-runtime spec failed"
+	fi
+	python3 - "$1/config.json" "$2" <<'EOF' || fail "cannot edit $1/config.json"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["terminal"] = False
+c["root"]["readonly"] = False
+c["linux"].pop("resources", None)  # runc's device rules: isd makes no device nodes anyway
+exec(sys.argv[2])
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+EOF
+}
+
+# rt ARGS...: isd-runtime with the test's --root; stdout in $out, stderr
+# in $err, status in $rc.
+rt() {
+	"$ISD_RUNTIME" --root "$T/state" "$@" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	return 0
+}
+
+# json_field EXPR: the Python expression EXPR of v, the JSON in $out.
+json_field() {
+	printf '%s' "$out" | python3 -c "import json,sys; v=json.load(sys.stdin); print($1)"
+}
+
+# Ends what the test left running, whatever failed.
+cleanup_containers() {
+	for d in "$T"/state/*/; do
+		[ -d "$d" ] && "$ISD_RUNTIME" --root "$T/state" delete --force "$(basename "$d")" 2>/dev/null
+	done
+}
+
+pid_gone() {
+	[ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+test_lifecycle() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["process"]["args"] = ["sh", "-c", "echo ran > /tmp/ran; exec sleep 60"]'
+	rt create --bundle "$T/b" --pid-file "$T/pid" c1
+	expect_rc 0 "create"
+	rt state c1
+	expect_rc 0 "state after create"
+	expect_eq "$(json_field 'v["status"]')" created "status after create"
+	expect_eq "$(json_field 'v["id"]')" c1 "id"
+	expect_eq "$(json_field 'v["bundle"]')" "$T/b" "bundle"
+	expect_eq "$(json_field 'v["rootfs"]')" "$T/b/rootfs" "rootfs"
+	expect_contains "$(json_field 'v["ociVersion"]')" "1." "ociVersion"
+	expect_contains "$(json_field 'v["created"]')" "T" "created"
+	pid=$(json_field 'v["pid"]')
+	expect_eq "$(cat "$T/pid")" "$pid" "the pid file holds the state's pid"
+	[ -d "/proc/$pid" ] || fail "the container's init ($pid) is not running after create returned"
+	# The gate: nothing of the payload ran before start.
+	[ ! -e "$T/b/rootfs/tmp/ran" ] || fail "the payload ran before start"
+	rt start c1
+	expect_rc 0 "start"
+	wait_until 10 test -e "$T/b/rootfs/tmp/ran" || fail "the payload did not run after start"
+	rt state c1
+	expect_eq "$(json_field 'v["status"]')" running "status after start"
+	expect_eq "$(json_field 'v["pid"]')" "$pid" "pid after start"
+	rt start c1
+	expect_rc 1 "a second start"
+	expect_contains "$err" "not created" "a second start says why"
+	rt kill c1 TERM
+	expect_rc 0 "kill TERM"
+	wait_until 10 pid_gone "$pid" || fail "the container did not end on SIGTERM"
+	rt state c1
+	expect_eq "$(json_field 'v["status"]')" stopped "status after kill"
+	expect_eq "$(json_field 'v["pid"]')" 0 "a stopped container's pid"
+	rt kill c1 KILL
+	expect_rc 1 "kill of a stopped container"
+	rt delete c1
+	expect_rc 0 "delete"
+	[ ! -e "$T/state/c1" ] || fail "delete left $T/state/c1"
+	rt state c1
+	expect_rc 1 "state of a deleted container"
+	expect_contains "$err" "does not exist" "state of a deleted container"
+}
+
+test_run_exit_status() {
+	make_bundle "$T/b" 'c["process"]["args"] = ["sh", "-c", "echo out-$(id -u); exit 7"]'
+	rt run --bundle "$T/b" r1
+	expect_rc 7 "run: the payload's exit status"
+	expect_eq "$out" "out-0" "run: the payload's stdout is the caller's"
+	[ ! -e "$T/state/r1" ] || fail "run left its state behind"
+	make_bundle "$T/b2" 'c["process"]["args"] = ["sh", "-c", "kill -KILL $$"]'
+	rt run --bundle "$T/b2" r2
+	expect_rc 137 "run: a payload killed by SIGKILL"
+}
+
+test_missing_command() {
+	make_bundle "$T/b" 'c["process"]["args"] = ["no-such-command"]'
+	rt create --bundle "$T/b" m1
+	expect_rc 1 "create with a command the rootfs lacks"
+	expect_contains "$err" "no-such-command" "the message names the command"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "more than one line: $err"
+	[ ! -e "$T/state/m1" ] || fail "a failed create left its state"
+}
+
+test_delete_force() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["process"]["args"] = ["sh", "-c", "sleep 600 & exec sleep 601"]'
+	rt run --bundle "$T/b" --detach f1
+	expect_rc 0 "run --detach"
+	rt state f1
+	pid=$(json_field 'v["pid"]')
+	expect_eq "$(json_field 'v["status"]')" running "status after run --detach"
+	wait_until 10 proc_running "sleep 600" || fail "the payload's child did not start"
+	rt delete f1
+	expect_rc 1 "delete of a running container without --force"
+	expect_contains "$err" "not stopped" "delete without --force says why"
+	rt delete --force f1
+	expect_rc 0 "delete --force"
+	[ ! -e "$T/state/f1" ] || fail "delete --force left the state directory"
+	pid_gone "$pid" || fail "delete --force left the init ($pid)"
+	wait_until 10 sh -c '! { for c in /proc/[0-9]*/cmdline; do tr "\0" " " <"$c"; echo; done 2>/dev/null | grep -q "^sleep 60[01]"; }' ||
+		fail "delete --force left processes of the container"
+	rt delete --force f1
+	expect_rc 0 "delete --force of a container that is gone"
+}
+
+test_delete_after_crash() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["process"]["args"] = ["sleep", "600"]'
+	rt create --bundle "$T/b" k1
+	expect_rc 0 "create"
+	rt state k1
+	pid=$(json_field 'v["pid"]')
+	# the container's init dies without anyone's help
+	kill -KILL "$pid"
+	wait_until 10 pid_gone "$pid" || fail "the init did not die"
+	rt state k1
+	expect_eq "$(json_field 'v["status"]')" stopped "status after the init was killed"
+	rt delete k1
+	expect_rc 0 "delete after the init died"
+	[ ! -e "$T/state/k1" ] || fail "delete left the state"
+	# a create that died before it wrote the state
+	mkdir -p "$T/state/k2"
+	rt delete k2
+	expect_rc 0 "delete of a half-created container"
+	[ ! -e "$T/state/k2" ] || fail "delete left the half-created state"
+}
+
+test_list_ps() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["process"]["args"] = ["sh", "-c", "sleep 600 & exec sleep 601"]'
+	rt create --bundle "$T/b" l1
+	rt run --bundle "$T/b" -d l2
+	expect_rc 0 "run -d"
+	rt list
+	expect_rc 0 "list"
+	expect_contains "$out" "STATUS" "list's header"
+	expect_contains "$(printf '%s\n' "$out" | grep '^l1 ')" created "list: l1"
+	expect_contains "$(printf '%s\n' "$out" | grep '^l2 ')" running "list: l2"
+	rt list --format json
+	expect_eq "$(json_field 'sorted(x["id"] for x in v)')" "['l1', 'l2']" "list --format json"
+	rt list -q
+	expect_eq "$(printf '%s\n' "$out" | sort | tr '\n' ' ')" "l1 l2 " "list -q"
+	rt state l2
+	pid=$(json_field 'v["pid"]')
+	wait_until 10 proc_running "sleep 600" || fail "the payload's child did not start"
+	rt ps --format json l2
+	expect_rc 0 "ps --format json"
+	expect_eq "$(json_field 'v[0]')" "$pid" "ps: init first"
+	expect_eq "$(json_field 'len(v)')" 3 "ps: init, the payload and its child"
+	if command -v ps >/dev/null; then
+		rt ps l2
+		expect_rc 0 "ps"
+		expect_contains "$out" "sleep 601" "ps: the payload's line"
+	fi
+}
+
+test_console_socket() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["process"]["terminal"] = True; c["process"]["args"] = ["sh", "-c", "test -t 0 && test -t 1 && echo on-a-tty; tty"]'
+	cat >"$T/recv.py" <<'EOF'
+import array, os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(1)
+open(sys.argv[3], "w").close()
+c, _ = s.accept()
+msg, anc, flags, addr = c.recvmsg(4096, socket.CMSG_SPACE(4))
+fds = array.array("i")
+for level, kind, data in anc:
+    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        fds.frombytes(data[:4])
+got = b""
+while fds:
+    try:
+        d = os.read(fds[0], 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    got += d
+open(sys.argv[2], "wb").write(got)
+EOF
+	python3 "$T/recv.py" "$T/console.sock" "$T/console.out" "$T/ready" &
+	recv=$!
+	at_teardown "kill $recv 2>/dev/null"
+	wait_until 10 test -e "$T/ready" || fail "the console receiver did not start"
+	rt create --bundle "$T/b" --console-socket "$T/console.sock" t1
+	expect_rc 0 "create --console-socket"
+	rt start t1
+	expect_rc 0 "start"
+	wait "$recv"
+	expect_contains "$(cat "$T/console.out")" "on-a-tty" "the payload's stdio is the pty sent over the socket"
+	expect_contains "$(cat "$T/console.out")" "/dev/pts/" "the payload's terminal"
+	rt delete --force t1
+	make_bundle "$T/b2" 'c["process"]["terminal"] = True'
+	rt create --bundle "$T/b2" t2
+	expect_rc 1 "a terminal without --console-socket"
+	expect_contains "$err" "console-socket" "the message names the option"
+}
+
+test_errors() {
+	make_bundle "$T/b" 'c["process"]["args"] = ["sleep", "600"]'
+	at_teardown cleanup_containers
+	rt create --bundle "$T/missing" e1
+	expect_rc 1 "a missing bundle"
+	expect_contains "$err" "$T/missing" "the message names the bundle"
+	for id in ../x a/b . ..; do
+		rt create --bundle "$T/b" "$id"
+		expect_rc 1 "id '$id'"
+		expect_contains "$err" "invalid container id" "id '$id'"
+		[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "more than one line for id '$id': $err"
+	done
+	rt create --bundle "$T/b" e2
+	expect_rc 0 "create"
+	rt create --bundle "$T/b" e2
+	expect_rc 1 "a duplicate id"
+	expect_contains "$err" "already exists" "a duplicate id"
+	rt state e2
+	expect_eq "$(json_field 'v["status"]')" created "the first e2 is untouched"
+	rt kill e2 NOSUCHSIG
+	expect_rc 1 "an unknown signal"
+	rt frobnicate e2
+	expect_rc 1 "an unknown command"
+	rt state nosuch
+	expect_rc 1 "state of a container that does not exist"
+	expect_contains "$err" "does not exist" "podman and containerd look for these words"
+}
+
+test_log_json() {
+	"$ISD_RUNTIME" --root "$T/state" --log "$T/log.json" --log-format json state nosuch 2>"$T/err"
+	rc=$?
+	expect_rc 1 "state nosuch"
+	python3 - "$T/log.json" <<'EOF' || fail "the log is not runc's JSON: $(cat "$T/log.json")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+e = json.loads(lines[0])
+assert e["level"] == "error" and "does not exist" in e["msg"] and e["time"], e
+EOF
+	expect_contains "$(cat "$T/err")" "does not exist" "the error is on stderr too"
+}
+
+test_features_spec() {
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
+	rt features
+	expect_rc 0 "features"
+	expect_eq "$(json_field 'v["ociVersionMax"]')" 1.1.0 "features: ociVersionMax"
+	expect_contains "$(json_field 'v["linux"]["namespaces"]')" "'user'" "features: namespaces"
+	mkdir "$T/s"
+	rt spec --bundle "$T/s"
+	expect_rc 0 "spec"
+	out=$(cat "$T/s/config.json")
+	expect_eq "$(json_field 'v["root"]["path"]')" rootfs "spec: root.path"
+	rt spec --bundle "$T/s"
+	expect_rc 1 "spec over an existing config.json"
+	rm "$T/s/config.json"
+	rt spec --rootless --bundle "$T/s"
+	out=$(cat "$T/s/config.json")
+	expect_eq "$(json_field 'v["linux"]["uidMappings"][0]["hostID"]')" "$(id -u)" "spec --rootless maps root onto the caller"
+}
