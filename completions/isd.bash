@@ -12,7 +12,7 @@ _isd_datadir=${BASH_SOURCE[0]%/bash-completion/completions/*}
 # isd exec options, as src/cli-table.c has them (tests/unit/test-cli-table.c
 # checks that these lists agree with it).
 # Refused ones (--cap-add, --privileged) are parsed below but never offered.
-_isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
+_isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --device --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --session --mask
     --unmask --allow --allow-file --add-host --activity-log
@@ -23,7 +23,7 @@ _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --workdir --user
 _isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
     --read-only --privileged --init --help --workspace-keep --git-writable
     --unsafe-host-root'
-_isd_exec_offer='--env --env-file --volume --mount --tmpfs --workdir --user
+_isd_exec_offer='--env --env-file --volume --mount --tmpfs --device --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --workspace-keep
     --session --activity-log --mask --unmask --git-writable --allow --allow-file --add-host
@@ -287,6 +287,15 @@ _isd_exec_value()
             # An existing source: offer going on to the destination.
             [[ $cur && -e $cur ]] && COMPREPLY+=("$cur:")
             _isd_nospace
+        fi
+        ;;
+    --device)
+        # HOST[:CONTAINER][:PERMS]: a node or a directory of them
+        if [[ $cur == *:* ]]; then
+            _isd_add "$cur" "${cur%:*}:r"$'\n'"${cur%:*}:rw"
+        else
+            [[ $cur ]] || cur=/dev/
+            _isd_paths "" "$cur"
         fi
         ;;
     --tmpfs)

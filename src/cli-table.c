@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "cli-internal.h"
+#include "device.h"
 #include "isd/cgroup.h"
 #include "isd/cli.h"
 #include "isd/storage.h"
@@ -57,6 +58,11 @@ static int on_tmpfs(struct isd_exec_parse *p, const char *arg)
 	int r = isd_options_parse_tmpfs(arg, &m);
 
 	return r < 0 ? r : isd_exec_add_user_mount(p->spec, &m, p->origin);
+}
+
+static int on_device(struct isd_exec_parse *p, const char *arg)
+{
+	return isd_device_add_arg(p->spec, arg, p->origin);
 }
 
 static int on_workdir(struct isd_exec_parse *p, const char *arg)
@@ -502,6 +508,9 @@ const struct isd_exec_option isd_exec_options[] = {
 	VALUE("tmpfs", ISD_EXEC_MOUNTS, "DST[:OPTS]",
 	      "rw|ro, exec|noexec, size=N[k|m|g], mode=OCTAL,\nuid=N, gid=N (always nosuid,nodev; noexec\nunless exec)",
 	      on_tmpfs),
+	VALUE("device", ISD_EXEC_MOUNTS, "HOST[:CONTAINER][:PERMS]",
+	      "bind a host device node (or each node in a\ndirectory) beneath /dev; PERMS r, w, m (default\nrwm; m is never granted)",
+	      on_device),
 	{.name = "workdir", .short_name = 'w', .takes_value = true, .group = ISD_EXEC_PROCESS, .value_name = "DIR",
 	 .help = "working directory inside (default /)", .origin_key = "workdir", .handle = on_workdir},
 	{.name = "user", .short_name = 'u', .takes_value = true, .group = ISD_EXEC_PROCESS, .value_name = "UID[:GID]",

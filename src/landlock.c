@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "landlock.h"
+#include "device.h"
 #include "isd/spec.h"
 #include "testhooks.h"
 #include "isd/util.h"
@@ -182,7 +183,17 @@ void isd_landlock_plan(const struct isd_spec *spec, struct isd_landlock_plan *ou
 	add(out, "/dev/shm", all, "tmpfs");
 	add(out, "/dev/pts", DEVICE_RIGHTS, "the sandbox's pseudo-terminals");
 	for (size_t i = 0; dev_nodes[i]; i++)
-		add(out, dev_nodes[i], DEVICE_RIGHTS, "device");
+		if (isd_device_readonly_node(spec, dev_nodes[i]))
+			add(out, dev_nodes[i], LANDLOCK_ACCESS_FS_IOCTL_DEV, "device, read-only: the same node as a read-only --device");
+		else
+			add(out, dev_nodes[i], DEVICE_RIGHTS, "device");
+	/* --device: ioctl always (a GPU is driven by it), writes with w
+	 * only; a read-only bind alone would not refuse them. */
+	for (size_t i = 0; i < spec->n_devices; i++)
+		if (!spec->devices[i].isd_node)
+			add(out, spec->devices[i].path,
+			    spec->devices[i].write ? DEVICE_RIGHTS : LANDLOCK_ACCESS_FS_IOCTL_DEV,
+			    spec->devices[i].write ? "--device" : "--device, read-only");
 	/* --forward-unix sockets need no rule: they live on the sandbox's
 	 * tmpfs, and connecting is no right Landlock handles here. */
 }

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "mount.h"
 #include "isd/agent-state.h"
+#include "mount-dev.h"
 #include "mount-fs.h"
 #include "mount-proc.h"
 #include "isd/syscalls.h"
@@ -54,6 +55,7 @@ static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urand
  * staging mount can cover them. */
 struct sources {
 	int dev[N_DEV_NODES];
+	int *devices; /* the spec's devices (mount-dev.h) */
 	int *binds; /* one per spec mount, -1 for tmpfs */
 	int image;  /* directory fd of the image root */
 	int *layer_dirs; /* per overlay: the mount of the directory of upper and work */
@@ -61,11 +63,12 @@ struct sources {
 	int sys;    /* clone of the outer /sys (--network=host) */
 };
 
-static void sources_close(struct sources *s, size_t n_mounts)
+static void sources_close(struct sources *s, size_t n_mounts, size_t n_devices)
 {
 	for (size_t i = 0; i < N_DEV_NODES; i++)
 		if (s->dev[i] >= 0)
 			close(s->dev[i]);
+	isd_mount_dev_close(s->devices, n_devices);
 	for (size_t i = 0; s->binds && i < n_mounts; i++)
 		if (s->binds[i] >= 0)
 			close(s->binds[i]);
@@ -90,6 +93,11 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 		s->dev[i] = isd_mount_clone_tree(AT_FDCWD, path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, path);
 		if (s->dev[i] < 0)
 			return s->dev[i];
+	}
+	{
+		int r = isd_mount_dev_clone(spec, &s->devices);
+		if (r < 0)
+			return r;
 	}
 	/* All -1 before the first can fail: sources_close closes them all. */
 	s->binds = isd_xcalloc(spec->n_mounts, sizeof(int));
@@ -217,6 +225,9 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 		if (r < 0)
 			return r;
 	}
+	r = isd_mount_dev_attach(spec, dev, s->devices);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
 		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
 			return isd_error(-errno, "creating /dev/%s", links[i][0]);
@@ -621,7 +632,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	}
 	r = 0;
 out:
-	sources_close(&s, spec->n_mounts);
+	sources_close(&s, spec->n_mounts, spec->n_devices);
 	for (size_t i = 0; i < b.n_readonly_later; i++)
 		close(b.readonly_later[i]);
 	free(b.readonly_later);

@@ -162,6 +162,178 @@ static int parse_propagation(struct oci_ctx *c, struct json_object *o)
 		       "unbindable, each also with \"r\")", s);
 }
 
+static int parse_devices(struct oci_ctx *c, struct json_object *o)
+{
+	static const char *const known[] = { "type", "path", "major", "minor", "fileMode", "uid", "gid", NULL };
+	struct isd_oci_extra *e = c->extra;
+	char p[256], q[256];
+	size_t n;
+	int r;
+
+	if ((r = oci_array(c, "linux.devices", o, &n)) < 0)
+		return r;
+	e->devices = isd_xcalloc(n ? n : 1, sizeof(*e->devices));
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(o, i), *v;
+		struct isd_oci_device *dev = &e->devices[i];
+		const char *s;
+
+		oci_path(p, sizeof(p), "linux.devices[%zu]", i);
+		if ((r = oci_want(c, p, d, json_type_object)) < 0)
+			return r;
+		oci_unknown_keys(c, p, d, known);
+		e->n_devices++;
+		oci_path(q, sizeof(q), "%s.path", p);
+		if (!(v = oci_field(d, "path")))
+			return oci_err(c, q, "missing");
+		if ((r = oci_string(c, q, v, &s)) < 0 || (r = oci_abs_path(c, q, s, NULL, &dev->path)) < 0)
+			return r;
+		if (!strcmp(dev->path, "/"))
+			return oci_err(c, q, "\"/\" is not a device node");
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(e->devices[j].path, dev->path))
+				return oci_err(c, q, "%s is given twice (linux.devices[%zu])", dev->path, j);
+		oci_path(q, sizeof(q), "%s.type", p);
+		if (!(v = oci_field(d, "type")))
+			return oci_err(c, q, "missing (c, b, u or p)");
+		if ((r = oci_string(c, q, v, &s)) < 0)
+			return r;
+		if (strlen(s) != 1 || !strchr("cbup", s[0]))
+			return oci_err(c, q, "\"%.16s\" is not a device type (c, b, u, p)", s);
+		dev->type = s[0];
+		if (dev->type != 'p') {
+			static const char *const nums[] = { "major", "minor" };
+			uint32_t *out[] = { &dev->major, &dev->minor };
+			for (size_t k = 0; k < ARRAY_LEN(nums); k++) {
+				oci_path(q, sizeof(q), "%s.%s", p, nums[k]);
+				if (!(v = oci_field(d, nums[k])))
+					return oci_err(c, q, "missing (a %s device has numbers)", dev->type == 'b' ? "block" : "character");
+				if ((r = oci_u32(c, q, v, out[k])) < 0)
+					return r;
+			}
+		}
+		oci_path(q, sizeof(q), "%s.fileMode", p);
+		if ((v = oci_field(d, "fileMode"))) {
+			uint64_t mode;
+			if ((r = oci_u64(c, q, v, 07777, &mode)) < 0)
+				return r;
+			dev->file_mode = (uint32_t)mode;
+			dev->has_file_mode = true;
+		}
+		oci_path(q, sizeof(q), "%s.uid", p);
+		if ((v = oci_field(d, "uid")) && (r = oci_u32(c, q, v, &dev->uid)) < 0)
+			return r;
+		dev->has_uid = v != NULL;
+		oci_path(q, sizeof(q), "%s.gid", p);
+		if ((v = oci_field(d, "gid")) && (r = oci_u32(c, q, v, &dev->gid)) < 0)
+			return r;
+		dev->has_gid = v != NULL;
+	}
+	return 0;
+}
+
+/* Only sysctls of the container's own namespaces: any other one would
+ * change the host for everyone (runc's list). */
+static int sysctl_namespace(const char *key)
+{
+	static const char *const ipc[] = { "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+					   "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced" };
+
+	for (size_t i = 0; i < ARRAY_LEN(ipc); i++)
+		if (!strcmp(key, ipc[i]))
+			return ISD_OCI_NS_IPC;
+	if (!strncmp(key, "fs.mqueue.", 10))
+		return ISD_OCI_NS_IPC;
+	if (!strncmp(key, "net.", 4))
+		return ISD_OCI_NS_NET;
+	if (!strcmp(key, "kernel.hostname") || !strcmp(key, "kernel.domainname"))
+		return ISD_OCI_NS_UTS;
+	return -1;
+}
+
+static int parse_sysctl(struct oci_ctx *c, struct json_object *o)
+{
+	size_t n = 0;
+	int r;
+
+	if ((r = oci_want(c, "linux.sysctl", o, json_type_object)) < 0)
+		return r;
+	json_object_object_foreach(o, key, val) {
+		_cleanup_free_ char *dotted = NULL;
+		char p[320];
+		const char *s;
+		int ns;
+
+		oci_path(p, sizeof(p), "linux.sysctl.%.200s", key);
+		if (++n > OCI_MAX_ITEMS)
+			return oci_err(c, "linux.sysctl", "more than %d entries", OCI_MAX_ITEMS);
+		if ((r = oci_string(c, p, val, &s)) < 0)
+			return r;
+		if (strchr(s, '\n'))
+			return oci_err(c, p, "the value holds a newline");
+		/* "net/ipv4/ip_forward" is the same key; a component of "." or
+		 * ".." would leave /proc/sys */
+		dotted = isd_xstrdup(key);
+		if (strchr(dotted, '/'))
+			for (char *q = dotted; *q; q++)
+				*q = *q == '/' ? '.' : *q;
+		if (!*key || strlen(key) > 256 || key[0] == '.' || key[0] == '/' || strstr(key, "..") ||
+		    strstr(key, "//") || strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") != strlen(key))
+			return oci_err(c, p, "not a sysctl name");
+		ns = sysctl_namespace(dotted);
+		if (ns < 0)
+			return oci_err(c, p, "not namespaced: it would change the host (only net.*, fs.mqueue.*, "
+				       "the IPC ones and kernel.hostname/domainname)");
+		if (c->extra->ns[ns].mode == ISD_OCI_NS_SHARE)
+			return oci_err(c, p, "needs a \"%s\" namespace in linux.namespaces (it would change the host)",
+				       isd_oci_ns_name(ns));
+		isd_strv_push(&c->extra->sysctl, isd_xasprintf("%s=%s", key, s));
+	}
+	return 0;
+}
+
+static int parse_seccomp(struct oci_ctx *c, struct json_object *o)
+{
+	struct isd_oci_extra *e = c->extra;
+	struct isd_seccomp_profile *profile = NULL;
+	const char *text;
+	int r;
+
+	if ((r = oci_want(c, "linux.seccomp", o, json_type_object)) < 0)
+		return r;
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	e->seccomp = isd_xstrdup(text);
+	e->seccomp_origin = isd_xasprintf("%s linux.seccomp", c->cfg);
+	/* isd's one compiler of this format (Docker's, which OCI's is a
+	 * subset of): parsed here so that a bad profile fails the load */
+	if ((r = isd_seccomp_parse_buffer(e->seccomp, strlen(e->seccomp), e->seccomp_origin, NULL, &profile)) < 0)
+		return r;
+	isd_seccomp_profile_free(profile);
+	return 0;
+}
+
+static int parse_personality(struct oci_ctx *c, struct json_object *o)
+{
+	static const char *const known[] = { "domain", "flags", NULL };
+	struct json_object *v;
+	const char *s;
+	int r;
+
+	if ((r = oci_want(c, "linux.personality", o, json_type_object)) < 0)
+		return r;
+	oci_unknown_keys(c, "linux.personality", o, known);
+	if ((v = oci_field(o, "domain"))) {
+		if ((r = oci_string(c, "linux.personality.domain", v, &s)) < 0)
+			return r;
+		if (strcmp(s, "LINUX"))
+			return oci_err(c, "linux.personality.domain", "\"%.32s\" is not supported (LINUX)", s);
+	}
+	if ((v = oci_field(o, "flags")) &&
+	    (!json_object_is_type(v, json_type_array) || json_object_array_length(v) > 0))
+		return oci_err(c, "linux.personality.flags", "not supported");
+	return 0;
+}
+
 int oci_parse_linux(struct oci_ctx *c, struct json_object *o)
 {
 	static const char *const known[] = {
@@ -176,13 +348,6 @@ int oci_parse_linux(struct oci_ctx *c, struct json_object *o)
 		{ "netDevices", "isd-runtime moves no network device into the container" },
 		{ "intelRdt", "isd-runtime does not manage Intel RDT" },
 		{ "memoryPolicy", "isd-runtime sets no NUMA memory policy" },
-		/* read in the next steps; refused until then, never ignored */
-		{ "resources", "not yet read" },
-		{ "seccomp", "not yet read" },
-		{ "sysctl", "not yet read" },
-		{ "devices", "not yet read" },
-		{ "cgroupsPath", "not yet read" },
-		{ "personality", "not yet read" },
 	};
 	struct isd_oci_extra *e = c->extra;
 	struct json_object *v;
@@ -214,6 +379,18 @@ int oci_parse_linux(struct oci_ctx *c, struct json_object *o)
 		return r;
 	if ((v = oci_field(o, "rootfsPropagation")) && (r = parse_propagation(c, v)) < 0)
 		return r;
+	if ((v = oci_field(o, "devices")) && (r = parse_devices(c, v)) < 0)
+		return r;
+	if ((v = oci_field(o, "resources")) && (r = oci_parse_resources(c, v)) < 0)
+		return r;
+	if ((v = oci_field(o, "cgroupsPath")) && (r = oci_parse_cgroups_path(c, v)) < 0)
+		return r;
+	if ((v = oci_field(o, "sysctl")) && (r = parse_sysctl(c, v)) < 0)
+		return r;
+	if ((v = oci_field(o, "seccomp")) && (r = parse_seccomp(c, v)) < 0)
+		return r;
+	if ((v = oci_field(o, "personality")) && (r = parse_personality(c, v)) < 0)
+		return r;
 	if ((v = oci_field(o, "mountLabel"))) {
 		const char *s;
 		if ((r = oci_string(c, "linux.mountLabel", v, &s)) < 0)
@@ -222,6 +399,27 @@ int oci_parse_linux(struct oci_ctx *c, struct json_object *o)
 			e->mount_label = isd_xstrdup(s);
 	}
 	return 0;
+}
+
+/* What the device rules leave of a device's access, rules in order over
+ * an allow-all start (the device cgroup's reading). */
+static bool device_denied(const struct isd_oci_extra *e, const struct isd_oci_device *d)
+{
+	char type = d->type == 'u' ? 'c' : d->type;
+	bool r = true, w = true;
+
+	for (size_t i = 0; i < e->n_device_rules; i++) {
+		const struct isd_oci_device_rule *rule = &e->device_rules[i];
+
+		if ((rule->type != 'a' && rule->type != type) || (rule->major >= 0 && rule->major != d->major) ||
+		    (rule->minor >= 0 && rule->minor != d->minor))
+			continue;
+		if (strchr(rule->access, 'r'))
+			r = rule->allow;
+		if (strchr(rule->access, 'w'))
+			w = rule->allow;
+	}
+	return !r || !w;
 }
 
 int oci_finish(struct oci_ctx *c)
@@ -244,5 +442,17 @@ int oci_finish(struct oci_ctx *c)
 	if (spec->network != ISD_NET_NETLESS)
 		spec->network = ns[ISD_OCI_NS_NET].mode == ISD_OCI_NS_SHARE ? ISD_NET_HOST : ISD_NET_NONE;
 	spec->pid_host = ns[ISD_OCI_NS_PID].mode == ISD_OCI_NS_SHARE;
+	/* isd-runtime has no device cgroup: a device is bound whole or not
+	 * at all, so a rule that takes reading or writing away from a listed
+	 * one cannot be kept (nothing but the listed ones exist inside) */
+	for (size_t i = 0; i < c->extra->n_devices; i++) {
+		const struct isd_oci_device *d = &c->extra->devices[i];
+		char p[64];
+
+		oci_path(p, sizeof(p), "linux.devices[%zu]", i);
+		if (d->type != 'p' && device_denied(c->extra, d))
+			return oci_err(c, p, "%s is denied by linux.resources.devices, which isd-runtime cannot enforce "
+				       "(it has no device cgroup): allow it or leave it out", d->path);
+	}
 	return 0;
 }

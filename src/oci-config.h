@@ -66,6 +66,10 @@ int oci_parse_mounts(struct oci_ctx *c, struct json_object *o);
 int oci_parse_hooks(struct oci_ctx *c, struct json_object *o);
 int oci_parse_annotations(struct oci_ctx *c, struct json_object *o);
 
+/* oci-resources.c */
+int oci_parse_resources(struct oci_ctx *c, struct json_object *o);
+int oci_parse_cgroups_path(struct oci_ctx *c, struct json_object *o);
+
 /* oci-config-linux.c */
 int oci_parse_linux(struct oci_ctx *c, struct json_object *o);
 /* After everything is read: what holds across sections (sysctl needs its

@@ -507,6 +507,20 @@ fail:
 	return r;
 }
 
+int isd_seccomp_prepare_buffer(const char *buf, size_t len, const char *label, struct isd_seccomp_program *out)
+{
+	struct isd_seccomp_target t;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->name = isd_xstrdup(label);
+	if ((r = isd_seccomp_target_native(&t)) < 0 || (r = compile_profile(buf, len, label, &t, out)) < 0) {
+		isd_seccomp_program_free(out);
+		return r;
+	}
+	return 0;
+}
+
 int isd_seccomp_install(const struct isd_seccomp_program *prog)
 {
 	struct sock_fprog fprog;

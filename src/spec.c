@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
+#include "device.h"
 #include "isd/fsutil.h"
 #include "isd/spec.h"
 #include "isolation.h"
@@ -38,6 +39,7 @@ void isd_spec_free(struct isd_spec *spec)
 	free(spec->agent_state);
 	free(spec->command_name);
 	free(spec->mounts);
+	isd_device_free_all(spec);
 	isd_workspace_free(&spec->workspace);
 	free(spec->workdir);
 	free(spec->hostname);
@@ -181,6 +183,7 @@ static bool reserved_destination(const char *dst)
 int isd_spec_validate(const struct isd_spec *spec)
 {
 	struct stat st;
+	int r;
 
 	if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
 		return isd_error(0, "exec: no command given (usage: isd exec [OPTIONS] [--] COMMAND [ARG...])");
@@ -240,7 +243,8 @@ int isd_spec_validate(const struct isd_spec *spec)
 		return isd_error(0, "--memory-swap (%lld) must be at least --memory (%llu)",
 				 (long long)spec->limits.memory_swap,
 				 (unsigned long long)spec->limits.memory);
-	return isd_netcfg_validate(spec);
+	r = isd_device_validate(spec);
+	return r < 0 ? r : isd_netcfg_validate(spec);
 }
 
 void isd_spec_drop_missing_optional(struct isd_spec *spec)
@@ -470,6 +474,7 @@ char *isd_spec_to_json(const struct isd_spec *spec)
 
 	json_object_object_add(root, "proc", json_object_new_string(spec->pid_host ? "bind of the outer /proc, read-only" : "fresh procfs"));
 	json_object_object_add(root, "dev", json_object_new_string("isd tmpfs: null zero full random urandom tty, devpts, shm"));
+	json_object_object_add(root, "devices", isd_device_to_json(spec));
 	json_object_object_add(root, "capabilities", json_object_new_array());
 	json_object_object_add(root, "no_new_privileges", json_object_new_boolean(true));
 	json_object_object_add(root, "seccomp", json_object_new_string(spec->seccomp ? spec->seccomp : "default"));

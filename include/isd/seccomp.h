@@ -28,6 +28,9 @@ struct isd_seccomp_program {
  * the cached BPF or compile it.  NULL means "default"; "unconfined" sets
  * unconfined and compiles nothing. */
 int isd_seccomp_prepare(const char *name_or_path, struct isd_seccomp_program *out);
+/* The same for a profile in memory (an OCI config's linux.seccomp), LABEL
+ * naming it in messages; compiled every time, never cached. */
+int isd_seccomp_prepare_buffer(const char *buf, size_t len, const char *label, struct isd_seccomp_program *out);
 /* In the sandbox child, the very last step before execve (no_new_privs
  * already set, all caps dropped).  Does not allocate.  No-op when
  * unconfined. */

@@ -120,6 +120,21 @@ struct isd_workspace {
 	char **git_hooks_dirs; /* core.hooksPath inside the workspace: created to be covered */
 };
 
+/* A host device node the sandbox gets (--device, a CDI spec: src/device.c),
+ * bound at path beneath isd's /dev; the landlock tier has no /dev of its
+ * own, so there path is the host's. */
+struct isd_device {
+	char *host;       /* absolute, symlinks resolved: what is bound */
+	char *host_given; /* as the user (or the CDI spec) named it */
+	char *path;       /* inside, beneath /dev */
+	bool write;       /* 'w': else bound read-only and Landlock refuses writes */
+	bool mknod;       /* 'm' was asked: recorded, never granted (no mknod inside) */
+	bool isd_node;    /* one of isd's own nodes (/dev/null, ...): already there */
+	mode_t type;      /* S_IFCHR or S_IFBLK */
+	dev_t rdev;       /* checked again when the sandbox binds it */
+	char *origin;
+};
+
 /* One line of a uid_map/gid_map. */
 struct isd_id_range {
 	uint32_t inside, outside, count;
@@ -135,6 +150,8 @@ struct isd_spec {
 	struct isd_mount *mounts;
 	size_t n_mounts;
 	struct isd_workspace workspace;
+	struct isd_device *devices;
+	size_t n_devices;
 
 	char *workdir;
 	char *hostname;

@@ -155,8 +155,13 @@ start_registry() {
 }
 
 # push SRC NAME:TAG: an OCI layout ref into the test registry $REG.
+# skopeo reads the caller's auth file by default: /run/containers/UID, a
+# 0700 root directory once podman ran as root, unreadable (EACCES, fatal)
+# inside `unshare -r` where the test user looks like uid 0.  The test's own
+# empty file keeps the push independent of what the machine ran before.
 push() {
-	skopeo --insecure-policy copy --quiet ${3:-} --dest-tls-verify=false "oci:$1" "docker://$REG/$2" >"$T/skopeo.log" 2>&1 ||
+	[ -f "$T/skopeo-auth.json" ] || echo '{"auths":{}}' >"$T/skopeo-auth.json"
+	skopeo --insecure-policy copy --quiet ${3:-} --dest-authfile "$T/skopeo-auth.json" --dest-tls-verify=false "oci:$1" "docker://$REG/$2" >"$T/skopeo.log" 2>&1 ||
 		fail "skopeo copy $1 -> $2: $(cat "$T/skopeo.log")"
 }
 

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "check.h"
 #include "isd/oci.h"
+#include "isd/seccomp.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -424,6 +425,173 @@ static void test_annotations(void)
 		"netless needs a \"network\" namespace");
 }
 
+static void test_resources(void)
+{
+	const struct isd_limits *l = &spec.limits;
+
+	CHECK(load(NULL, NULL, ", \"resources\": {\"memory\": {\"limit\": 536870912, \"reservation\": 268435456, "
+		   "\"swap\": 1073741824, \"kernel\": 0, \"swappiness\": 0, \"disableOOMKiller\": false}, "
+		   "\"cpu\": {\"shares\": 1024, \"quota\": 50000, \"period\": 100000, \"cpus\": \"0-1\", \"mems\": \"\", "
+		   "\"realtimeRuntime\": 0}, \"pids\": {\"limit\": 512}, \"blockIO\": {\"weight\": 500, "
+		   "\"weightDevice\": []}, \"hugepageLimits\": []}", 0) == 0);
+	CHECK(l->memory == 512u << 20 && l->memory_reservation == 256u << 20 && l->memory_swap == 1 << 30);
+	CHECK(l->cpu_weight == 100 && l->cpu_quota_us == 50000 && l->cpu_period_us == 100000);
+	CHECK(l->cpuset_cpus && !strcmp(l->cpuset_cpus, "0-1"));
+	CHECK(l->pids_limit == 512 && l->blkio_weight == 500 && l->mode == ISD_LIMITS_STRICT);
+	/* -1 and 0 are "none", as runc reads them */
+	CHECK(load(NULL, NULL, ", \"resources\": {\"memory\": {\"limit\": -1, \"swap\": -1}, \"cpu\": {\"quota\": -1}, "
+		   "\"pids\": {\"limit\": -1}}", 0) == 0);
+	CHECK(l->memory == 0 && l->memory_swap == -1 && l->cpu_quota_us == 0 && l->pids_limit == 0);
+	CHECK(load(NULL, NULL, ", \"resources\": {\"pids\": {\"limit\": 0}}", 0) == 0);
+	CHECK(l->pids_limit == 0);
+
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"kernel\": 1048576}}", 0),
+		"linux.resources.memory.kernel: not supported");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"disableOOMKiller\": true}}", 0),
+		"linux.resources.memory.disableOOMKiller: not supported");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"limit\": -2}}", 0),
+		"linux.resources.memory.limit: -2 is out of range");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"limit\": 1073741824, \"swap\": 1048576}}", 0),
+		"linux.resources: --memory-swap");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"shares\": 1}}", 0), "linux.resources.cpu.shares: 1 is out");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"shares\": 262145}}", 0), "linux.resources.cpu.shares");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"mems\": \"0\"}}", 0), "linux.resources.cpu.mems: not supported");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"realtimeRuntime\": 950000}}", 0),
+		"linux.resources.cpu.realtimeRuntime: not supported");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"cpus\": \"0;rm\"}}", 0),
+		"linux.resources.cpu.cpus: \"0;rm\" is not a CPU list");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"period\": 2000000}}", 0), "linux.resources.cpu.period");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"blockIO\": {\"throttleReadBpsDevice\": [{\"major\": 8, \"minor\": 0, \"rate\": 1}]}}", 0),
+		"linux.resources.blockIO.throttleReadBpsDevice: not supported");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"blockIO\": {\"weight\": 5}}", 0), "linux.resources.blockIO.weight: 5");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"hugepageLimits\": [{\"pageSize\": \"2MB\", \"limit\": 1}]}", 0),
+		"linux.resources.hugepageLimits: not supported");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"unified\": {\"memory.high\": \"1\"}}", 0),
+		"linux.resources.unified: not supported");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"pids\": {\"limit\": \"5\"}}", 0),
+		"linux.resources.pids.limit: expected an integer");
+}
+
+static void test_cgroups_path(void)
+{
+	CHECK(load(NULL, NULL, ", \"cgroupsPath\": \"/machine/ctr1\"", 0) == 0);
+	CHECK(!strcmp(extra.cgroup_dir, "/machine/ctr1") && !extra.cgroup_unit);
+	CHECK(load(NULL, NULL, ", \"cgroupsPath\": \"pods//ctr1/\"", 0) == 0);
+	CHECK(!strcmp(extra.cgroup_dir, "pods/ctr1"));
+	CHECK(load(NULL, NULL, ", \"cgroupsPath\": \"machine-libpod.slice:libpod:abc\"", ISD_OCI_LOAD_SYSTEMD_CGROUP) == 0);
+	CHECK(!strcmp(extra.cgroup_slice, "machine-libpod.slice") && !strcmp(extra.cgroup_unit, "libpod-abc.scope"));
+	CHECK(!strcmp(extra.cgroup_dir, "/machine.slice/machine-libpod.slice/libpod-abc.scope"));
+	CHECK(load(NULL, NULL, ", \"cgroupsPath\": \"-.slice::abc\"", ISD_OCI_LOAD_SYSTEMD_CGROUP) == 0);
+	CHECK(!strcmp(extra.cgroup_dir, "/abc.scope"));
+	CHECK(load(NULL, NULL, ", \"cgroupsPath\": \"system.slice::kubepods-burstable.slice\"", ISD_OCI_LOAD_SYSTEMD_CGROUP) == 0);
+	CHECK(!strcmp(extra.cgroup_dir, "/kubepods.slice/kubepods-burstable.slice"));
+
+	REFUSED(load(NULL, NULL, ", \"cgroupsPath\": \"/a/../b\"", 0), "linux.cgroupsPath");
+	REFUSED(load(NULL, NULL, ", \"cgroupsPath\": \"/\"", 0), "linux.cgroupsPath: \"/\" is the root cgroup");
+	REFUSED(load(NULL, NULL, ", \"cgroupsPath\": \"machine.slice:libpod:abc\"", 0),
+		"linux.cgroupsPath: \"machine.slice:libpod:abc\" is systemd's slice:prefix:name: pass --systemd-cgroup");
+	REFUSED(load(NULL, NULL, ", \"cgroupsPath\": \"/a/b\"", ISD_OCI_LOAD_SYSTEMD_CGROUP),
+		"linux.cgroupsPath: \"/a/b\" is not slice:prefix:name");
+	REFUSED(load(NULL, NULL, ", \"cgroupsPath\": \"machine:libpod:abc\"", ISD_OCI_LOAD_SYSTEMD_CGROUP),
+		"\"machine\" is not a systemd slice name");
+	REFUSED(load(NULL, NULL, ", \"cgroupsPath\": \"a--b.slice:x:abc\"", ISD_OCI_LOAD_SYSTEMD_CGROUP),
+		"is not a systemd slice name");
+	REFUSED(load(NULL, NULL, ", \"cgroupsPath\": \"machine.slice:x:..\"", ISD_OCI_LOAD_SYSTEMD_CGROUP),
+		"the name part is empty or not a plain name");
+	REFUSED(load(NULL, NULL, ", \"cgroupsPath\": \"machine.slice:x/y:z\"", ISD_OCI_LOAD_SYSTEMD_CGROUP),
+		"the prefix is not a plain name");
+}
+
+static void test_devices(void)
+{
+	CHECK(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229, "
+		   "\"fileMode\": 438, \"uid\": 0, \"gid\": 0}, {\"path\": \"/dev/fifo\", \"type\": \"p\"}], "
+		   "\"resources\": {\"devices\": [{\"allow\": false, \"access\": \"rwm\"}, "
+		   "{\"allow\": true, \"type\": \"c\", \"major\": 10, \"minor\": 229, \"access\": \"rwm\"}]}", 0) == 0);
+	CHECK(extra.n_devices == 2 && !strcmp(extra.devices[0].path, "/dev/fuse") && extra.devices[0].type == 'c');
+	CHECK(extra.devices[0].major == 10 && extra.devices[0].minor == 229 && extra.devices[0].file_mode == 0666);
+	CHECK(extra.devices[0].has_uid && extra.devices[0].has_gid && !extra.devices[1].has_uid);
+	CHECK(extra.n_device_rules == 2 && !extra.device_rules[0].allow && extra.device_rules[0].type == 'a' &&
+	      extra.device_rules[0].major == -1 && !strcmp(extra.device_rules[1].access, "rwm"));
+
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229}], "
+		     "\"resources\": {\"devices\": [{\"allow\": false, \"access\": \"rwm\"}]}", 0),
+		"linux.devices[0]: /dev/fuse is denied by linux.resources.devices");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/x\", \"type\": \"q\", \"major\": 1, \"minor\": 1}]", 0),
+		"linux.devices[0].type: \"q\" is not a device type");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/x\", \"type\": \"c\", \"minor\": 1}]", 0),
+		"linux.devices[0].major: missing");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"dev/x\", \"type\": \"c\", \"major\": 1, \"minor\": 1}]", 0),
+		"linux.devices[0].path");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/x\", \"type\": \"c\", \"major\": 1, \"minor\": 1}, "
+		     "{\"path\": \"/dev//x\", \"type\": \"c\", \"major\": 1, \"minor\": 3}]", 0),
+		"linux.devices[1].path: /dev/x is given twice");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/x\", \"type\": \"c\", \"major\": 1, \"minor\": 1, "
+		     "\"fileMode\": 65535}]", 0),
+		"linux.devices[0].fileMode");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"devices\": [{\"allow\": true, \"access\": \"rwx\"}]}", 0),
+		"linux.resources.devices[0].access: \"rwx\" is not an access");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"devices\": [{\"access\": \"r\"}]}", 0),
+		"linux.resources.devices[0].allow: missing");
+}
+
+static void test_sysctl(void)
+{
+	CHECK(load(NULL, NULL, ", \"sysctl\": {\"net.ipv4.ip_forward\": \"1\", \"kernel.shmmax\": \"4096\", "
+		   "\"net/ipv4/conf/eth0.1/forwarding\": \"0\", \"fs.mqueue.msg_max\": \"10\"}", 0) == 0);
+	CHECK(isd_strv_len(extra.sysctl) == 4 && !strcmp(extra.sysctl[0], "net.ipv4.ip_forward=1"));
+
+	REFUSED(load(NULL, NULL, ", \"sysctl\": {\"kernel.core_pattern\": \"|/bin/sh\"}", 0),
+		"linux.sysctl.kernel.core_pattern: not namespaced");
+	REFUSED(load(NULL, NULL, ", \"sysctl\": {\"vm.overcommit_memory\": \"1\"}", 0), "linux.sysctl.vm.overcommit_memory: not namespaced");
+	REFUSED(load(NULL, NULL, ", \"sysctl\": {\"net/../../kernel/x\": \"1\"}", 0), "not a sysctl name");
+	REFUSED(load(NULL, NULL, ", \"sysctl\": {\"net.ipv4.ip_forward\": 1}", 0),
+		"linux.sysctl.net.ipv4.ip_forward: expected a string");
+	REFUSED(load(NULL, NULL, ", \"sysctl\": {\"net.core.somaxconn\": \"1\\n2\"}", 0), "the value holds a newline");
+	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
+			  "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}, \"linux\": {\"namespaces\": ["
+			  "{\"type\": \"mount\"}], \"sysctl\": {\"net.ipv4.ip_forward\": \"1\"}}}", 0),
+		"linux.sysctl.net.ipv4.ip_forward: needs a \"network\" namespace");
+}
+
+static void test_seccomp(void)
+{
+	CHECK(load(NULL, NULL, ", \"seccomp\": {\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 1, "
+		   "\"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_AARCH64\"], \"flags\": [\"SECCOMP_FILTER_FLAG_LOG\"], "
+		   "\"syscalls\": [{\"names\": [\"read\", \"write\", \"exit_group\"], \"action\": \"SCMP_ACT_ALLOW\"}, "
+		   "{\"names\": [\"personality\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": [{\"index\": 0, \"value\": 0, "
+		   "\"op\": \"SCMP_CMP_EQ\"}]}]}", 0) == 0);
+	CHECK(extra.seccomp && strstr(extra.seccomp, "\"SCMP_ACT_ERRNO\""));
+	CHECK(!strcmp(spec.seccomp, "unconfined")); /* isd's own profile only by annotation */
+	{
+		struct isd_seccomp_program prog;
+		CHECK(isd_seccomp_prepare_buffer(extra.seccomp, strlen(extra.seccomp), extra.seccomp_origin, &prog) == 0);
+		CHECK(prog.filter && prog.len > 0 && !prog.unconfined);
+		isd_seccomp_program_free(&prog);
+	}
+
+	REFUSED(load(NULL, NULL, ", \"seccomp\": {\"defaultAction\": \"SCMP_ACT_FLY\"}", 0),
+		"/bundle/config.json linux.seccomp: defaultAction");
+	REFUSED(load(NULL, NULL, ", \"seccomp\": {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"/run/agent.sock\"}", 0),
+		"linux.seccomp: listenerPath");
+	REFUSED(load(NULL, NULL, ", \"seccomp\": {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"read\"], "
+		     "\"action\": \"SCMP_ACT_NOTIFY\"}]}", 0),
+		"linux.seccomp: syscalls[0]");
+	REFUSED(load(NULL, NULL, ", \"seccomp\": {\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"read\"], "
+		     "\"action\": \"SCMP_ACT_ERRNO\", \"args\": [{\"index\": 9, \"value\": 0, \"op\": \"SCMP_CMP_EQ\"}]}]}", 0),
+		"linux.seccomp: syscalls[0].args[0].index");
+	REFUSED(load(NULL, NULL, ", \"seccomp\": []", 0), "linux.seccomp: expected an object");
+}
+
+static void test_personality(void)
+{
+	CHECK(load(NULL, NULL, ", \"personality\": {\"domain\": \"LINUX\"}", 0) == 0);
+	REFUSED(load(NULL, NULL, ", \"personality\": {\"domain\": \"LINUX32\"}", 0),
+		"linux.personality.domain: \"LINUX32\" is not supported");
+	REFUSED(load(NULL, NULL, ", \"personality\": {\"domain\": \"LINUX\", \"flags\": [\"X\"]}", 0),
+		"linux.personality.flags: not supported");
+}
+
 static int load_fixture(const char *name, unsigned flags)
 {
 	_cleanup_free_ char *dir = isd_xasprintf("%s/%s", fixtures, name);
@@ -467,6 +635,20 @@ static void test_rootless_default(void)
 	CHECK(strstr(json, "\"root_readonly\": true"));
 }
 
+/* What `runc spec` prints as root: its own network namespace, a deny-all
+ * device rule (nothing is listed to deny), sysfs, devpts with gid=5. */
+static void test_root_default(void)
+{
+	CHECK(load_fixture("runc", 0) == 0);
+	CHECK(spec.network == ISD_NET_NONE && !spec.pid_host && !strcmp(spec.hostname, "runc"));
+	CHECK(!spec.n_uid_ranges && extra.ns[ISD_OCI_NS_USER].mode == ISD_OCI_NS_SHARE);
+	CHECK(extra.n_device_rules == 1 && !extra.device_rules[0].allow);
+	CHECK(extra.mounts[5].type == ISD_OCI_MOUNT_SYSFS && extra.mounts[5].flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RDONLY));
+	CHECK(!strcmp(extra.mounts[2].data, "newinstance,ptmxmode=0666,mode=0620,gid=5"));
+	CHECK(extra.caps[ISD_OCI_CAP_EFFECTIVE] == ((UINT64_C(1) << 29) | (UINT64_C(1) << 5) | (UINT64_C(1) << 10)));
+	CHECK(!extra.notes);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -485,7 +667,14 @@ int main(int argc, char **argv)
 	test_mounts();
 	test_hooks();
 	test_annotations();
+	test_resources();
+	test_cgroups_path();
+	test_devices();
+	test_sysctl();
+	test_seccomp();
+	test_personality();
 	test_rootless_default();
+	test_root_default();
 	isd_spec_free(&spec);
 	isd_oci_extra_free(&extra);
 	return check_result();

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host device nodes in the sandbox (src/device.c, src/mount-dev.c): --device
+# in Docker's syntax, a directory of nodes, and the bad inputs that must stop
+# before any sandbox starts.
+
+# stat's "%F %t:%T" of a node inside (major and minor in hex).
+node_of() {
+	printf 'character special file %s\n' "$1"
+}
+
+test_device_read_only_at_another_path() {
+	run_isd exec --device /dev/zero:/dev/gpu0:r -- sh -c '
+		stat -c "%F %t:%T" /dev/gpu0
+		head -c 4 /dev/gpu0 | od -An -tx1 | tr -d " "
+		(echo x >/dev/gpu0) 2>/dev/null && echo write-ok || echo write-denied'
+	expect_rc 0 "the sandbox with /dev/gpu0"
+	expect_eq "$out" "$(node_of 1:5)
+00000000
+write-denied" "what the payload saw of /dev/gpu0"
+}
+
+test_device_read_write() {
+	run_isd exec --device /dev/null -- sh -c 'echo x >/dev/null && echo write-ok; stat -c "%F %t:%T" /dev/null'
+	expect_rc 0 "--device /dev/null"
+	expect_eq "$out" "write-ok
+$(node_of 1:3)" "/dev/null read-write"
+	run_isd exec --device /dev/zero:/dev/gpu1:rw -- sh -c 'echo x >/dev/gpu1 && echo write-ok'
+	expect_rc 0 "--device /dev/zero:/dev/gpu1:rw"
+	expect_eq "$out" write-ok "writing /dev/gpu1"
+}
+
+test_device_directory() {
+	[ -c /dev/net/tun ] || skip "this host has no /dev/net/tun (the tun module)"
+	run_isd exec --device /dev/net -- sh -c 'ls /dev/net; stat -c "%F %t:%T" /dev/net/tun'
+	expect_rc 0 "--device /dev/net"
+	expect_eq "$out" "tun
+$(node_of a:c8)" "the directory's nodes"
+}
+
+# Landlock's ioctl_dev (ABI 5) refuses ioctl on a device without a rule:
+# the bound node has one.
+test_device_ioctl() {
+	[ -c /dev/net/tun ] || skip "this host has no /dev/net/tun (the tun module)"
+	[ -x /usr/bin/python3 ] || skip "python3 (python3) is not installed"
+	run_isd exec --device /dev/net/tun:/dev/tun0 -- /usr/bin/python3 -c '
+import fcntl, os
+fd = os.open("/dev/tun0", os.O_RDWR)
+fcntl.ioctl(fd, 0x800454cf, bytes(4))  # TUNGETFEATURES
+print("ioctl-ok")'
+	expect_rc 0 "ioctl on the bound node"
+	expect_eq "$out" ioctl-ok "TUNGETFEATURES"
+}
+
+# One line on stderr, exit 125, and the payload never ran.
+expect_refused() {
+	mkdir -p "$T/mark"
+	run_isd exec -v "$T/mark:/mark" --device "$1" -- touch /mark/started
+	expect_rc 125 "--device $1"
+	expect_eq "$(printf '%s\n' "$err" | wc -l)" 1 "lines of the error for --device $1"
+	expect_contains "$err" "$2" "the error for --device $1"
+	[ ! -e "$T/mark/started" ] || fail "--device $1 started the sandbox"
+}
+
+test_device_bad_inputs() {
+	: >"$T/regular"
+	ln -s /etc/passwd "$T/passwd-link"
+	expect_refused /dev/isd-no-such-node "No such file or directory"
+	expect_refused "$T/regular" "is a regular file, not a char or block device"
+	expect_refused "$T/passwd-link" "-> /etc/passwd is a regular file"
+	expect_refused /dev/zero:/tmp/zero "is not beneath /dev"
+	expect_refused /dev/zero:/dev/pts/0 "isd's own mount"
+	expect_refused /dev/zero:/dev/null "isd's own node"
+	expect_refused /dev/zero:/dev/gpu0:x "not a set of r, w and m"
+	expect_refused /dev/zero:/dev/gpu0:w "leave out r"
+	expect_refused /dev/null:/dev/gpu0:r "must stay writable"
+	expect_refused /dev/zero:/dev/../etc/x "without '..'"
+}
+
+test_device_print_spec() {
+	run_isd exec --print-spec --device /dev/zero:/dev/gpu0:r --device /dev/null -- true
+	expect_rc 0 "--print-spec"
+	flat=$(printf '%s' "$out" | tr -d ' \n')
+	expect_contains "$flat" '{"path":"/dev/gpu0","host":"/dev/zero","type":"c","device":"1:5","access":"r","origin":"commandline"}'
+	expect_contains "$flat" '"path":"/dev/null","host":"/dev/null","type":"c","device":"1:3","access":"rw","mknod":'
+	case "$flat" in
+	*'"landlock":{"enabled":true'*)
+		expect_contains "$flat" '{"path":"/dev/gpu0","access":"ioctl_dev","why":"--device,read-only"}'
+		expect_contains "$flat" '{"path":"/dev/zero","access":"ioctl_dev","why":"device,read-only:thesamenodeasaread-only--device"}' ;;
+	esac
+}
+
+# A read-only device is only read-only with Landlock: without it isd
+# refuses rather than bind it writable.
+test_device_read_only_needs_landlock() {
+	run_isd exec --security-opt landlock=off --device /dev/zero:/dev/gpu0:r -- true
+	expect_rc 125 "a read-only device without Landlock"
+	expect_contains "$err" "needs Landlock"
+	run_isd exec --security-opt landlock=off --device /dev/zero:/dev/gpu0:rw -- sh -c 'echo x >/dev/gpu0 && echo ok'
+	expect_rc 0 "a read-write device without Landlock"
+	expect_eq "$out" ok "writing it"
+}
