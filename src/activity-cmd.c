@@ -169,6 +169,60 @@ bool isd_activity_is_exec(json_object *o)
 	return type && !strcmp(type, "exec");
 }
 
+bool isd_activity_is_net(json_object *o)
+{
+	const char *type = get_str(o, "type", NULL);
+
+	return type && (!strcmp(type, "net") || !strcmp(type, "dns"));
+}
+
+/* A connection or a denied name from its type on:
+ * "net allowed GET web.test:80  rule web.test:80  via 1.2.3.4  up 78 B  down 180 B  12 ms  pid 5" */
+void isd_activity_format_net_tail(struct isd_line *l, json_object *o)
+{
+	const char *type = get_str(o, "type", NULL), *verdict = get_str(o, "verdict", NULL), *what = get_str(o, "what", NULL),
+		   *host = get_str(o, "host", NULL), *rule = get_str(o, "rule", NULL), *reason = get_str(o, "reason", NULL),
+		   *via = get_str(o, "via", NULL);
+	long port = isd_activity_get_int(o, "port", 0), pid = isd_activity_get_int(o, "pid", -1);
+	bool dns = type && !strcmp(type, "dns"), v6 = host && strchr(host, ':') && port;
+	char num[160];
+
+	isd_line_puts(l, dns ? "dns " : "net ");
+	isd_line_puts(l, verdict ? verdict : "?");
+	if (what && !dns) {
+		isd_line_puts(l, " ");
+		isd_line_puts(l, what);
+	}
+	isd_line_puts(l, v6 ? " [" : " ");
+	isd_line_puts(l, host && host[0] ? host : "?");
+	if (port) {
+		snprintf(num, sizeof(num), "%s:%ld", v6 ? "]" : "", port);
+		isd_line_puts(l, num);
+	}
+	if (rule) {
+		isd_line_puts(l, "  rule ");
+		isd_line_puts(l, rule);
+	}
+	if (via) {
+		isd_line_puts(l, "  via ");
+		isd_line_puts(l, via);
+	}
+	/* a refused one moved nothing */
+	if (!dns && verdict && !strcmp(verdict, "allowed")) {
+		snprintf(num, sizeof(num), "  up %ld B  down %ld B  %ld ms", isd_activity_get_int(o, "up", 0),
+			 isd_activity_get_int(o, "down", 0), isd_activity_get_int(o, "duration_ms", 0));
+		isd_line_puts(l, num);
+	}
+	if (pid > 0) {
+		snprintf(num, sizeof(num), "  pid %ld", pid);
+		isd_line_puts(l, num);
+	}
+	if (reason) {
+		isd_line_puts(l, "  ");
+		isd_line_puts(l, reason);
+	}
+}
+
 void isd_activity_format_time(struct isd_line *l, json_object *o)
 {
 	const char *time = get_str(o, "time", NULL);
@@ -184,6 +238,9 @@ void isd_activity_format_record(struct isd_line *l, json_object *o)
 	isd_activity_format_time(l, o);
 	if (type && !strcmp(type, "exec")) {
 		format_exec(l, o);
+	} else if (isd_activity_is_net(o)) {
+		isd_line_puts(l, "  ");
+		isd_activity_format_net_tail(l, o);
 	} else if (type && !strcmp(type, "header")) {
 		isd_line_puts(l, get_bool(o, "exec_records") ? "  -- sandbox started, commands recorded"
 							 : "  -- sandbox started, commands NOT recorded: ");
@@ -198,12 +255,13 @@ void isd_activity_format_record(struct isd_line *l, json_object *o)
 }
 
 #define EXEC_PREFIX "{\"type\":\"exec\","
+#define NET_PREFIX "{\"type\":\"net\","
 
-int isd_activity_count_commands(const char *session_dir, size_t *count)
+int isd_activity_count(const char *session_dir, size_t *commands, size_t *connections)
 {
 	_cleanup_free_ char *path = isd_xasprintf("%s/%s", session_dir, ISD_ACTIVITY_FILE), *buf = NULL;
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	size_t cap = 0, n = 0;
+	size_t cap = 0, n = 0, n_net = 0;
 	FILE *f;
 
 	if (fd < 0)
@@ -217,8 +275,11 @@ int isd_activity_count_commands(const char *session_dir, size_t *count)
 	while (getline(&buf, &cap, f) > 0)
 		if (!strncmp(buf, EXEC_PREFIX, sizeof(EXEC_PREFIX) - 1))
 			n++;
+		else if (!strncmp(buf, NET_PREFIX, sizeof(NET_PREFIX) - 1))
+			n_net++;
 	fclose(f);
-	*count = n;
+	*commands = n;
+	*connections = n_net;
 	return 0;
 }
 
@@ -226,12 +287,15 @@ static void usage(FILE *f)
 {
 	fputs("Usage: isd log [ID | --file FILE] [--json | --tree] [--follow]\n"
 	      "What ran inside a session's sandbox: every command (exec), with its time, pid\n"
-	      "and parent pid inside, working directory and argv quoted for a shell.  Without\n"
+	      "and parent pid inside, working directory and argv quoted for a shell; every\n"
+	      "connection through the relay or a --forward (net), with its verdict, rule or\n"
+	      "reason, bytes each way and duration; every DNS name denied (dns).  Without\n"
 	      "ID: the latest session of the current directory's project.\n"
 	      "  --file FILE  the log isd exec --activity-log FILE wrote\n"
 	      "  --json       the records as JSON Lines, as isd wrote them\n"
 	      "  --tree       the commands as a process tree: each process under its parent,\n"
-	      "               its execs in order; orphans under the root\n"
+	      "               its execs in order; orphans under the root; the connections\n"
+	      "               after it\n"
 	      "  --follow     while the sandbox runs, the records as they are written; ends\n"
 	      "               when the sandbox has ended\n",
 	      f);
@@ -275,6 +339,11 @@ static void show_line(void *arg, const char *buf, size_t n)
 	o = json_tokener_parse(buf);
 	if (v->tree && o && isd_activity_is_exec(o)) {
 		isd_activity_tree_add(&v->t, o);
+		json_object_put(o);
+		return;
+	}
+	if (v->tree && o && isd_activity_is_net(o)) {
+		isd_activity_tree_add_net(&v->t, o);
 		json_object_put(o);
 		return;
 	}

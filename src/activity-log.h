@@ -23,10 +23,14 @@ void isd_line_puts(struct isd_line *l, const char *s);
 void isd_line_print(struct isd_line *l);
 
 bool isd_activity_is_exec(json_object *o);
+/* A connection's record ("net") or a denied DNS name's ("dns"). */
+bool isd_activity_is_net(json_object *o);
 long isd_activity_get_int(json_object *o, const char *key, long dflt);
 void isd_activity_format_time(struct isd_line *l, json_object *o);
 /* An exec record from its cwd on: "CWD  $ ARGV...  [exec PATH]" */
 void isd_activity_format_exec_tail(struct isd_line *l, json_object *o);
+/* A net or dns record from its type on: "net allowed GET HOST:PORT ..." */
+void isd_activity_format_net_tail(struct isd_line *l, json_object *o);
 /* A whole timeline line, time first. */
 void isd_activity_format_record(struct isd_line *l, json_object *o);
 
@@ -39,10 +43,15 @@ struct isd_activity_tree {
 	size_t n_execs, cap_execs;
 	size_t *slots; /* pid -> its latest node, open addressing */
 	size_t n_slots;
+	char **net; /* the run's network records, as lines after the tree */
+	size_t n_net, cap_net;
 };
 
 /* One exec record (a process's next exec, or a new process). */
 void isd_activity_tree_add(struct isd_activity_tree *t, json_object *o);
+/* A net or dns record: listed after the tree (a connection's process is
+ * rarely known: see isd/net-record.h). */
+void isd_activity_tree_add_net(struct isd_activity_tree *t, json_object *o);
 /* Prints the tree so far and empties it. */
 void isd_activity_tree_flush(struct isd_activity_tree *t);
 

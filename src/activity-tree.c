@@ -118,6 +118,20 @@ void isd_activity_tree_add(struct isd_activity_tree *t, json_object *o)
 	t->nodes[k].last_exec = t->n_execs++;
 }
 
+void isd_activity_tree_add_net(struct isd_activity_tree *t, json_object *o)
+{
+	struct isd_line l = {0};
+
+	isd_activity_format_time(&l, o);
+	isd_line_puts(&l, "  ");
+	isd_activity_format_net_tail(&l, o);
+	if (t->n_net == t->cap_net) {
+		t->cap_net = t->cap_net ? t->cap_net * 2 : 64;
+		t->net = isd_xrealloc(t->net, t->cap_net * sizeof(*t->net));
+	}
+	t->net[t->n_net++] = l.buf;
+}
+
 static void print_node(const struct isd_activity_tree *t, size_t k, size_t depth)
 {
 	const struct isd_activity_node *n = &t->nodes[k];
@@ -165,6 +179,12 @@ void isd_activity_tree_flush(struct isd_activity_tree *t)
 		}
 		k = k == 0 ? NONE : t->nodes[k].next_sibling;
 	}
+	for (size_t i = 0; i < t->n_net; i++) {
+		struct isd_line l = {t->net[i], strlen(t->net[i]), strlen(t->net[i]) + 1};
+
+		isd_line_print(&l);
+	}
+	free(t->net);
 	for (size_t e = 0; e < t->n_execs; e++) {
 		free(t->execs[e].time);
 		free(t->execs[e].text);

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "isd/activity.h"
 #include "isd/seccomp.h"
+#include "activity-rec.h"
 #include "testhooks.h"
 #include "isd/util.h"
 
@@ -45,11 +46,6 @@ struct exec_arch {
 	unsigned ptr_size;
 };
 
-struct rec {
-	char *buf;
-	size_t len;
-};
-
 struct isd_activity {
 	struct sock_filter *filter;
 	unsigned short len;
@@ -64,26 +60,26 @@ struct isd_activity {
 	int stop_pipe[2];
 	bool thread_started;
 	pthread_t thread;
+	pthread_mutex_t lock; /* the log: written, dropped, log_fd's writes */
 	struct rec rec;
 	char *scratch; /* one string read from the payload */
 };
 
-static void rec_putn(struct rec *r, const char *s, size_t n)
+void rec_putn(struct rec *r, const char *s, size_t n)
 {
-	if (r->len + n >= REC_CAP)
-		n = REC_CAP - 1 - r->len;
+	if (r->len + n >= r->cap)
+		n = r->cap - 1 - r->len;
 	memcpy(r->buf + r->len, s, n);
 	r->len += n;
 	r->buf[r->len] = '\0';
 }
 
-static void rec_puts(struct rec *r, const char *s)
+void rec_puts(struct rec *r, const char *s)
 {
 	rec_putn(r, s, strlen(s));
 }
 
-static void rec_printf(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void rec_printf(struct rec *r, const char *fmt, ...)
+void rec_printf(struct rec *r, const char *fmt, ...)
 {
 	char tmp[256];
 	va_list ap;
@@ -128,8 +124,7 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
-/* A JSON string of bytes from the sandbox, pure ASCII. */
-static void rec_json_str(struct rec *r, const char *str, size_t n)
+void rec_json_str(struct rec *r, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
@@ -157,27 +152,40 @@ static void rec_json_str(struct rec *r, const char *str, size_t n)
 	rec_putn(r, "\"", 1);
 }
 
-static void rec_time(struct rec *r)
+void rec_time_at(struct rec *r, const struct timespec *at)
 {
 	struct timespec ts;
 	struct tm tm;
 	char buf[64];
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	if (at)
+		ts = *at;
+	else
+		clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
 	rec_printf(r, "\"time\":\"%s.%03ldZ\"", buf, ts.tv_nsec / 1000000);
 }
 
+static void rec_time(struct rec *r)
+{
+	rec_time_at(r, NULL);
+}
+
+void activity_write(struct isd_activity *a, struct rec *r)
+{
+	rec_putn(r, "\n", 1);
+	pthread_mutex_lock(&a->lock);
+	if (a->written + r->len + DROPPED_RESERVE > a->limit)
+		a->dropped++;
+	else if (isd_write_all(a->log_fd, r->buf, r->len) == 0)
+		a->written += r->len;
+	pthread_mutex_unlock(&a->lock);
+}
+
 static void write_record(struct isd_activity *a)
 {
-	rec_putn(&a->rec, "\n", 1);
-	if (a->written + a->rec.len + DROPPED_RESERVE > a->limit) {
-		a->dropped++;
-		return;
-	}
-	if (isd_write_all(a->log_fd, a->rec.buf, a->rec.len) == 0)
-		a->written += a->rec.len;
+	activity_write(a, &a->rec);
 }
 
 static void add_arch(struct isd_activity *a, scmp_filter_ctx ctx, uint32_t arch, unsigned ptr_size)
@@ -201,6 +209,7 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 	int r;
 
 	a->log_fd = a->listener = a->stop_pipe[0] = a->stop_pipe[1] = -1;
+	pthread_mutex_init(&a->lock, NULL);
 	a->limit = isd_testhook_activity_limit(ISD_ACTIVITY_MAX_LOG);
 	a->initial_argv = isd_strv_copy(initial_argv);
 	a->initial_cwd = isd_xstrdup(initial_cwd ? initial_cwd : "/");
@@ -249,6 +258,7 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 	if (r < 0)
 		goto fail;
 	a->rec.buf = isd_xmalloc(REC_CAP);
+	a->rec.cap = REC_CAP;
 	a->scratch = isd_xmalloc(ISD_ACTIVITY_MAX_ARGV + 1);
 	*out = a;
 	return 0;
@@ -294,7 +304,7 @@ static ssize_t read_str(int mem, uint64_t addr, char *buf, size_t max, bool *cut
 
 /* The pid in the innermost pid namespace (the sandbox's) and the host
  * pid of the parent, from /proc/PID/status. */
-static void read_status(pid_t pid, long *ns_pid, long *ppid)
+void activity_read_status(pid_t pid, long *ns_pid, long *ppid)
 {
 	char path[64], buf[2048];
 	_cleanup_close_ int fd = -1;
@@ -388,9 +398,9 @@ static void build_record(struct isd_activity *a, const struct seccomp_notif *req
 	a->rec.len = 0;
 	rec_puts(&a->rec, "{\"type\":\"exec\",");
 	rec_time(&a->rec);
-	read_status(pid, &ns_pid, &ppid);
+	activity_read_status(pid, &ns_pid, &ppid);
 	if (ppid > 0)
-		read_status((pid_t)ppid, &ns_ppid, &dummy);
+		activity_read_status((pid_t)ppid, &ns_ppid, &dummy);
 	rec_printf(&a->rec, ",\"pid\":%ld,\"ppid\":%ld,\"host_pid\":%d", ns_pid, ns_ppid, pid);
 
 	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
@@ -566,5 +576,6 @@ void isd_activity_free(struct isd_activity *a)
 	free(a->filter);
 	free(a->rec.buf);
 	free(a->scratch);
+	pthread_mutex_destroy(&a->lock);
 	free(a);
 }

@@ -32,6 +32,8 @@ struct conn *proxy_conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd)
 	c->state = ST_HEAD;
 	c->fwd_index = -1;
 	c->deadline = time(NULL) + HEAD_TIMEOUT;
+	clock_gettime(CLOCK_REALTIME, &c->start);
+	clock_gettime(CLOCK_MONOTONIC, &c->mono);
 	c->next = p->conns;
 	if (p->conns)
 		p->conns->prev = c;
@@ -43,15 +45,11 @@ struct conn *proxy_conn_new(struct isd_proxy *p, enum conn_kind kind, int cfd)
 
 void proxy_conn_close(struct isd_proxy *p, struct conn *c)
 {
-	char target[300], addr[INET6_ADDRSTRLEN];
-
-	if (c->state == ST_RELAY && c->kind != CK_DNS_TCP) {
-		proxy_format_target(c->host, c->port, target, sizeof(target));
-		isd_addr_format(&c->connected, addr, sizeof(addr));
-		proxy_log(p, false, "allowed %s %s via %s up=%llu down=%llu", c->what, target,
-			  c->kind == CK_FORWARD_UNIX ? "unix" : addr, (unsigned long long)c->up,
-			  (unsigned long long)c->down);
-	}
+	/* (a tunnel whose ClientHello never came was open: allowed too) */
+	if ((c->state == ST_RELAY || c->state == ST_SNI) && c->kind != CK_DNS_TCP)
+		proxy_report_conn(p, c, ISD_NET_ALLOWED, NULL, false);
+	else if ((c->state == ST_RESOLVING || c->state == ST_CONNECTING) && c->kind != CK_DNS_TCP)
+		proxy_report_conn(p, c, ISD_NET_FAILED, "the sandbox ended before it was connected", false);
 	proxy_resolver_cancel(p, c);
 	close(c->cfd);
 	if (c->ufd >= 0)
@@ -289,10 +287,7 @@ void proxy_conn_fail(struct isd_proxy *p, struct conn *c, int status, const char
 	char target[300];
 
 	proxy_format_target(c->host[0] ? c->host : "?", c->port, target, sizeof(target));
-	if (status == 403)
-		proxy_log(p, true, "denied %s %s: %s", c->what, target, reason);
-	else
-		proxy_log(p, status != 400, "failed %s %s: %s", c->what, target, reason);
+	proxy_report_conn(p, c, status == 403 ? ISD_NET_DENIED : ISD_NET_FAILED, reason, status != 400);
 	if (c->ufd >= 0) {
 		close(c->ufd);
 		c->ufd = -1;

@@ -89,21 +89,25 @@ static void log_dns_denial(struct isd_proxy *p, const char *name)
 	static const char *const ssh_hosts[] = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org",
 						"ssh.dev.azure.com", "git.sr.ht"};
 	bool ssh_host = false;
+	char reason[1024];
+	struct timespec now;
 
 	for (size_t i = 0; i < sizeof(ssh_hosts) / sizeof(ssh_hosts[0]); i++)
 		ssh_host |= !strcmp(name, ssh_hosts[i]);
-	if (!ssh_host) {
-		proxy_log(p, true, "denied DNS %s: %s is not in the allowlist (add --allow %s for HTTPS, --allow %s:PORT for another port)",
-			  name, name, name, name);
-		return;
-	}
-	if (getenv("SSH_AUTH_SOCK"))
-		proxy_log(p, true, "denied DNS %s: %s is not in the allowlist (add --allow %s for HTTPS; for git over ssh "
-			  "--allow %s:22 --forward-unix /run/ssh-agent.sock:$SSH_AUTH_SOCK -e SSH_AUTH_SOCK=/run/ssh-agent.sock)",
-			  name, name, name, name);
+	if (!ssh_host)
+		snprintf(reason, sizeof(reason), "%s is not in the allowlist (add --allow %s for HTTPS, --allow %s:PORT for another port)",
+			 name, name, name);
+	else if (getenv("SSH_AUTH_SOCK"))
+		snprintf(reason, sizeof(reason), "%s is not in the allowlist (add --allow %s for HTTPS; for git over ssh "
+			 "--allow %s:22 --forward-unix /run/ssh-agent.sock:$SSH_AUTH_SOCK -e SSH_AUTH_SOCK=/run/ssh-agent.sock)",
+			 name, name, name);
 	else
-		proxy_log(p, true, "denied DNS %s: %s is not in the allowlist (add --allow %s for HTTPS, --allow %s:22 for git over ssh)",
-			  name, name, name, name);
+		snprintf(reason, sizeof(reason), "%s is not in the allowlist (add --allow %s for HTTPS, --allow %s:22 for git over ssh)",
+			 name, name, name);
+	clock_gettime(CLOCK_REALTIME, &now);
+	proxy_report(p, &(struct isd_net_record){.dns = true, .verdict = ISD_NET_DENIED, .what = "DNS", .host = name,
+						  .reason = reason, .start = now},
+		     true);
 }
 
 /* One query in, one answer out; returns the answer's length or -1. */

@@ -93,6 +93,11 @@ struct conn {
 	struct isd_addr connected;
 	size_t head_len;         /* absolute URI: its head, still in `in` */
 	uint64_t up, down;
+	uint64_t own_down;       /* of down: the relay's own answer (200, SOCKS reply) */
+	const char *rule;        /* what allowed it (text of cfg's), for its record */
+	struct timespec start, mono; /* accepted: CLOCK_REALTIME, CLOCK_MONOTONIC */
+	pid_t host_pid;          /* who connected, where the kernel tells (0: unknown) */
+	bool reported;           /* its record went out */
 	time_t deadline;         /* 0 = none */
 	struct resolve_job *job;
 	int fwd_index;
@@ -131,8 +136,11 @@ struct isd_proxy {
 	 * printed into the payload's screen (a TUI redraws over them): they are
 	 * counted, the first few kept, and summed up in one line at exit. */
 	bool quiet_denials;
-	unsigned n_quiet_denials;
+	unsigned n_quiet[3];     /* by enum isd_net_verdict */
+	unsigned n_quiet_shown;
 	char *quiet_first[3];
+	isd_net_sink_fn *sink;   /* every verdict's record (the activity log), or NULL */
+	void *sink_ctx;
 	char **dns_logged;  /* names whose denial was logged already */
 	size_t n_dns_logged;
 	struct proxy_resolver *resolver; /* proxy-resolve.c */
@@ -192,7 +200,16 @@ void proxy_publish_connect_failed(struct isd_proxy *p, struct conn *c, int err);
 /* proxy.c */
 /* "host:port", "[v6]:port" */
 void proxy_format_target(const char *host, uint16_t port, char *buf, size_t len);
+/* proxy-report.c */
+/* A line for --network-log (every one) or stderr (denial: shown without
+ * it; with a terminal in use, kept for the summary). */
 void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A record to the sink, and its line (show: as proxy_log's denial). */
+void proxy_report(struct isd_proxy *p, const struct isd_net_record *r, bool show);
+/* c's record, once (allowed: reason NULL, when it ends). */
+void proxy_report_conn(struct isd_proxy *p, struct conn *c, enum isd_net_verdict verdict, const char *reason, bool show);
+/* At exit: the summary of what a terminal session kept quiet. */
+void proxy_report_summary(struct isd_proxy *p);
 /* proxy-dns.c */
 void proxy_dns_udp(struct isd_proxy *p, int fd);
 /* A DNS-over-TCP connection is readable or writable. */

@@ -12,10 +12,8 @@
  */
 #define _GNU_SOURCE
 #include "proxy-internal.h"
-#include "pty.h"
 #include "isd/spec.h"
 #include "isd/util.h"
-#include "isd/visible.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,58 +30,6 @@
 #include <unistd.h>
 
 #define conn_of(evp, member) ((struct conn *)((char *)(evp) - offsetof(struct conn, member)))
-
-void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...)
-{
-	char msg[1024], when[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	va_list ap;
-
-	_cleanup_free_ char *shown = NULL;
-
-	if (!p->log && !denial)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* Names and reasons come from the sandbox's requests.  The parsers
-	 * admit only host-name characters today (tested: ESC in CONNECT,
-	 * absolute URIs and SOCKS names is a 400); escaping here keeps a future
-	 * parser change from handing the terminal anything to interpret. */
-	shown = isd_visible_str(msg);
-	if (p->log) {
-		gmtime_r(&now, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		fprintf(p->log, "%s %s\n", when, shown);
-		fflush(p->log);
-	} else if (p->quiet_denials) {
-		if (p->n_quiet_denials < sizeof(p->quiet_first) / sizeof(p->quiet_first[0]))
-			p->quiet_first[p->n_quiet_denials] = isd_steal_ptr(shown);
-		p->n_quiet_denials++;
-	} else {
-		/* While -t holds the caller's terminal in raw mode, a bare \n
-		 * would not return the cursor. */
-		fprintf(stderr, "isd: network: %s%s", shown, isd_pty_terminal_is_raw() ? "\r\n" : "\n");
-	}
-}
-
-/* The denials a terminal session kept quiet, in one line once the
- * terminal is the caller's again. */
-static void print_quiet_denials(struct isd_proxy *p)
-{
-	size_t kept = sizeof(p->quiet_first) / sizeof(p->quiet_first[0]);
-
-	if (!p->n_quiet_denials)
-		return;
-	fprintf(stderr, "isd: network: %u request%s denied while the terminal was in use", p->n_quiet_denials,
-		p->n_quiet_denials == 1 ? "" : "s");
-	for (size_t i = 0; i < kept && i < p->n_quiet_denials; i++)
-		fprintf(stderr, "%s %s", i ? ";" : ":", p->quiet_first[i]);
-	fprintf(stderr, "%s; --network-log FILE records every one as it happens\n", p->n_quiet_denials > kept ? "; ..." : "");
-	for (size_t i = 0; i < kept; i++)
-		free(p->quiet_first[i]);
-}
 
 void proxy_format_target(const char *host, uint16_t port, char *buf, size_t len)
 {
@@ -110,10 +56,13 @@ static void on_connected(struct isd_proxy *p, struct conn *c)
 	if (c->kind != CK_FORWARD_UNIX)
 		setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->deadline = 0;
-	if (c->kind == CK_PROXY && c->socks)
+	if (c->kind == CK_PROXY && c->socks) {
 		proxy_buf_append(p, &c->u2c, socks_ok, sizeof(socks_ok));
-	else if (c->kind == CK_PROXY && !strcmp(c->what, "CONNECT"))
+		c->own_down = sizeof(socks_ok);
+	} else if (c->kind == CK_PROXY && !strcmp(c->what, "CONNECT")) {
 		proxy_buf_append(p, &c->u2c, ok, sizeof(ok) - 1);
+		c->own_down = sizeof(ok) - 1;
+	}
 	if (c->sni_check) {
 		c->state = ST_SNI;
 		c->deadline = time(NULL) + HEAD_TIMEOUT;
@@ -226,6 +175,7 @@ static void decide(struct isd_proxy *p, struct conn *c)
 {
 	struct isd_addr lit;
 	const struct isd_add_host *h;
+	const struct isd_allow_rule *rule = NULL;
 
 	c->state = ST_RESOLVING;
 	c->deadline = time(NULL) + 2 * CONNECT_TIMEOUT;
@@ -248,10 +198,12 @@ static void decide(struct isd_proxy *p, struct conn *c)
 		on_connected(p, c);
 		return;
 	}
-	if (!c->no_policy && !isd_allow_match(p->cfg, c->host, c->port)) {
+	if (!c->no_policy && !(rule = isd_allow_match(p->cfg, c->host, c->port))) {
 		proxy_deny_not_allowed(p, c);
 		return;
 	}
+	if (rule)
+		c->rule = rule->text;
 	if (isd_addr_parse(c->host, &lit) == 0) {
 		c->addrs[0] = lit;
 		c->n_addrs = 1;
@@ -269,6 +221,22 @@ static void decide(struct isd_proxy *p, struct conn *c)
 	proxy_resolver_submit(p, c, c->host);
 }
 
+/* What a request the parser refused asked for, for its record: the
+ * request line's target as the sandbox wrote it (the record escapes it),
+ * cut to fit. */
+static void keep_raw_target(struct conn *c)
+{
+	const char *b = c->in.data + c->in.off, *end = b + c->in.len, *t = memchr(b, ' ', c->in.len);
+	size_t n = 0;
+
+	if (!t)
+		return;
+	for (t++; t + n < end && n < sizeof(c->host) - 1 && !strchr(" \r\n", t[n]) && t[n]; n++)
+		;
+	memcpy(c->host, t, n);
+	c->host[n] = '\0';
+}
+
 static void http_head(struct isd_proxy *p, struct conn *c)
 {
 	struct isd_http_request req;
@@ -277,6 +245,8 @@ static void http_head(struct isd_proxy *p, struct conn *c)
 	if (r == 0)
 		return;
 	snprintf(c->what, sizeof(c->what), "%s", r > 0 ? req.method : "request");
+	if (r < 0)
+		keep_raw_target(c);
 	if (r == -E2BIG) {
 		proxy_conn_fail(p, c, 400, "request line or header fields too large");
 		return;
@@ -553,20 +523,30 @@ static void accept_on(struct isd_proxy *p, struct listener *l)
 		case ISD_NET_FD_FORWARD:
 			c = proxy_conn_new(p, CK_FORWARD, fd);
 			c->no_policy = true;
+			c->rule = "--forward";
 			c->fwd_index = (int)l->index;
 			snprintf(c->what, sizeof(c->what), "forward");
 			snprintf(c->host, sizeof(c->host), "%s", p->cfg->forwards[l->index].host);
 			c->port = p->cfg->forwards[l->index].host_port;
 			decide(p, c);
 			break;
-		case ISD_NET_FD_FORWARD_UNIX:
+		case ISD_NET_FD_FORWARD_UNIX: {
+			struct ucred cred = {0};
+			socklen_t cl = sizeof(cred);
+
 			c = proxy_conn_new(p, CK_FORWARD_UNIX, fd);
+			/* The kernel's word for who called connect(); a TCP peer
+			 * has none (see isd/net-record.h). */
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0)
+				c->host_pid = cred.pid;
 			c->no_policy = true;
+			c->rule = "--forward-unix";
 			c->fwd_index = (int)l->index;
 			snprintf(c->what, sizeof(c->what), "forward-unix");
 			snprintf(c->host, sizeof(c->host), "%s", p->cfg->forwards_unix[l->index].host_path);
 			decide(p, c);
 			break;
+		}
 		case ISD_NET_FD_PUBLISH:
 			proxy_publish_accept(p, l, fd);
 			break;
@@ -756,6 +736,14 @@ int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out)
 	return 0;
 }
 
+void isd_proxy_set_sink(struct isd_proxy *p, isd_net_sink_fn *fn, void *ctx)
+{
+	if (!p)
+		return;
+	p->sink = fn;
+	p->sink_ctx = ctx;
+}
+
 void isd_proxy_adopt_fd(struct isd_proxy *p, int32_t tag, int fd)
 {
 	struct listener *l;
@@ -841,7 +829,7 @@ void isd_proxy_free(struct isd_proxy *p)
 		close(l->fd);
 		free(l);
 	}
-	print_quiet_denials(p);
+	proxy_report_summary(p);
 	proxy_fakes_free(p);
 	free(p->own);
 	if (p->log)

@@ -314,6 +314,8 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	r = isd_proxy_new(spec, &proxy);
 	if (r < 0)
 		goto out;
+	if (activity)
+		isd_proxy_set_sink(proxy, isd_activity_net_record, activity);
 	if (spec->network == ISD_NET_PRIVATE && (r = isd_net_private_prepare(&net_helper)) < 0)
 		goto out;
 	hosts = hosts_content(spec);
@@ -443,6 +445,9 @@ out:
 	 * once it counts as stopped. */
 	isd_cgroup_destroy(&cg);
 	isd_rootful_release(spec, &args.extras);
+	/* The relay writes to the activity log: it stops first. */
+	isd_proxy_free(proxy);
+	proxy = NULL;
 	isd_activity_free(activity);
 	isd_workspace_cleanup_host(spec, ws_host);
 	/* Held state is shown by isd diff of the session: it stays. */
@@ -452,7 +457,6 @@ out:
 		isd_session_finish(&session);
 		isd_session_free(&session);
 	}
-	isd_proxy_free(proxy);
 	isd_net_private_stop(&net_helper);
 	if (pty_master >= 0)
 		close(pty_master);

@@ -563,17 +563,17 @@ static int session_list(bool as_json)
 	root = isd_session_root();
 	ids = list_ids(root);
 	if (!as_json)
-		printf("%-12s  %-19s  %-7s  %7s  %8s  %7s  %7s  %s\n", "ID", "STARTED", "STATE", "CHANGES", "COMMANDS", "SIZE",
-		       "LIMIT", "PROJECT");
+		printf("%-12s  %-19s  %-7s  %7s  %8s  %11s  %7s  %7s  %s\n", "ID", "STARTED", "STATE", "CHANGES", "COMMANDS",
+		       "CONNECTIONS", "SIZE", "LIMIT", "PROJECT");
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct isd_session s;
 		_cleanup_free_ char *upper_name = isd_xasprintf("%s/upper", ids[i]);
 		_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		char started[32], size[32], changes[32] = "?", limit[32] = "-", commands[32] = "-";
+		char started[32], size[32], changes[32] = "?", limit[32] = "-", commands[32] = "-", conns[32] = "-";
 		bool running, frozen;
 		uint64_t bytes, bound;
 		pid_t watcher;
-		size_t count, n_commands = 0;
+		size_t count, n_commands = 0, n_conns = 0;
 		int rc_commands;
 
 		if (load(root, ids[i], &s) < 0)
@@ -589,9 +589,11 @@ static int session_list(bool as_json)
 		r = isd_session_count_changes(&s, &count);
 		if (r == 0)
 			snprintf(changes, sizeof(changes), "%zu", count);
-		rc_commands = isd_activity_count_commands(s.dir, &n_commands);
-		if (rc_commands == 0)
+		rc_commands = isd_activity_count(s.dir, &n_commands, &n_conns);
+		if (rc_commands == 0) {
 			snprintf(commands, sizeof(commands), "%zu", n_commands);
+			snprintf(conns, sizeof(conns), "%zu", n_conns);
+		}
 		local_time(s.started_ns, started, sizeof(started));
 		isd_format_size(bytes, size, sizeof(size), ISD_SIZE_COMPACT);
 		if (as_json) {
@@ -605,6 +607,7 @@ static int session_list(bool as_json)
 			json_object_object_add(o, "size_limit", json_object_new_int64((int64_t)bound));
 			json_object_object_add(o, "changes", r == 0 ? json_object_new_int64((int64_t)count) : NULL);
 			json_object_object_add(o, "commands", rc_commands == 0 ? json_object_new_int64((int64_t)n_commands) : NULL);
+			json_object_object_add(o, "connections", rc_commands == 0 ? json_object_new_int64((int64_t)n_conns) : NULL);
 			json_object_object_add(o, "upper_bytes", json_object_new_int64((int64_t)bytes));
 			json_object_object_add(o, "keep", json_object_new_boolean(s.keep));
 			for (size_t k = 0; s.command && s.command[k]; k++)
@@ -612,8 +615,9 @@ static int session_list(bool as_json)
 			json_object_object_add(o, "command", cmd);
 			json_object_array_add(arr, o);
 		} else {
-			printf("%-12s  %-19s  %-7s  %7s  %8s  %7s  %7s  %s\n", s.id, started,
-			       frozen ? "frozen" : running ? "running" : "stopped", changes, commands, size, limit, s.project);
+			printf("%-12s  %-19s  %-7s  %7s  %8s  %11s  %7s  %7s  %s\n", s.id, started,
+			       frozen ? "frozen" : running ? "running" : "stopped", changes, commands, conns, size, limit,
+			       s.project);
 		}
 		isd_session_free(&s);
 	}
@@ -631,8 +635,8 @@ static void session_usage(FILE *out)
 	      "       isd session prune [--dry-run]\n"
 	      "\n"
 	      "Copy-on-write workspace sessions (isd exec --workspace DIR:cow): id, start,\n"
-	      "running or stopped, changes not applied yet, commands run (isd log), size of\n"
-	      "the upper layer, project.\n"
+	      "running or stopped, changes not applied yet, commands run and connections made\n"
+	      "(isd log), size of the upper layer, project.\n"
 	      "prune removes every stopped session without changes, and half-removed ones.\n"
 	      "See also: isd diff, isd apply, isd discard.\n",
 	      out);

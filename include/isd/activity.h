@@ -16,6 +16,11 @@
  *   {"type":"header","time":T,"version":1,"exec_records":true|false[,"reason":S]}
  *   {"type":"exec","time":T,"pid":N,"ppid":N,"host_pid":N,"cwd":S,
  *    "path":S,"argv":[S...][,"argv_cut":true][,"dirfd":N]}
+ *   {"type":"net","time":T,"verdict":"allowed"|"denied"|"failed","what":S,"host":S
+ *    [,"port":N][,"rule":S][,"reason":S][,"via":S],"up":N,"down":N,"duration_ms":N
+ *    [,"pid":N,"host_pid":N]}  (a connection through the relay: its start
+ *    time, written when its verdict is known or, allowed, when it ends)
+ *   {"type":"dns","time":T,"verdict":"denied","what":"DNS","host":S,"reason":S}
  *   {"type":"dropped","time":T,"records":N}  (the log reached its bound)
  */
 #ifndef ISD_ACTIVITY_H
@@ -48,6 +53,12 @@ int isd_activity_install(const struct isd_activity *a);
 int isd_activity_start(struct isd_activity *a, int listener_fd);
 void isd_activity_off(struct isd_activity *a, int err);
 
+/* The relay's sink (isd/net-record.h, isd_proxy_set_sink): ctx is the
+ * struct isd_activity.  Until isd_activity_free, which must come after
+ * the relay stopped. */
+struct isd_net_record;
+void isd_activity_net_record(void *ctx, const struct isd_net_record *r);
+
 /* Stops answering, writes the "dropped" record if any, closes the log. */
 void isd_activity_free(struct isd_activity *a);
 
@@ -55,9 +66,9 @@ void isd_activity_free(struct isd_activity *a);
  * lock on the log from isd_activity_open to isd_activity_free. */
 bool isd_activity_log_is_written(int fd);
 
-/* The exec records in the log of the session in session_dir (isd session
- * list); -ENOENT: it has no log. */
-int isd_activity_count_commands(const char *session_dir, size_t *count);
+/* The exec records and the connections ("net" records) in the log of
+ * the session in session_dir (isd session list); -ENOENT: it has no log. */
+int isd_activity_count(const char *session_dir, size_t *commands, size_t *connections);
 
 /* `isd log [ID] [--json | --tree] [--follow]` (argv[0] == "log"). */
 int isd_activity_cmd_log(int argc, char **argv);

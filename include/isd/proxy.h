@@ -16,6 +16,8 @@
 #ifndef ISD_PROXY_H
 #define ISD_PROXY_H
 
+#include "isd/net-record.h"
+
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -237,6 +239,9 @@ struct isd_proxy;
 /* Parent, before clone: NULL (nothing to do) or a proxy for this spec.
  * Opens the --network-log file; errors recorded. */
 int isd_proxy_new(const struct isd_spec *spec, struct isd_proxy **out);
+/* Before isd_proxy_start: every verdict's record goes to fn(ctx, ...)
+ * too, on the relay's thread (isd/net-record.h), until isd_proxy_free. */
+void isd_proxy_set_sink(struct isd_proxy *p, isd_net_sink_fn *fn, void *ctx);
 /* Takes ownership of a listening socket the sandbox handed over. */
 void isd_proxy_adopt_fd(struct isd_proxy *p, int32_t tag, int fd);
 /* Start the relay thread. */

@@ -15,6 +15,22 @@ need_exec_records() {
 	return 0
 }
 
+# expect_listed ID COLUMN HEADER KEY N: isd session list shows N under
+# HEADER, its COLUMNth field, for the only session, ID; --json has KEY: N.
+expect_listed() {
+	run_isd session list
+	expect_rc 0 "isd session list"
+	expect_eq "$(printf '%s\n' "$out" | awk -v id="$1" -v c="$2" '$1 == "ID" {print $c} $1 == id {print $(c + 1)}')" \
+		"$3
+$5" "the $3 column of isd session list"
+	run_isd session list --json
+	printf '%s' "$out" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert len(s) == 1 and s[0][sys.argv[1]] == int(sys.argv[2]), s
+' "$4" "$5" || fail "isd session list --json: no \"$4\": $5 in $out"
+}
+
 # The payload's own command and what it runs, with their working
 # directories and argv; what came from the sandbox never reaches the
 # terminal raw.
@@ -43,17 +59,7 @@ test_log_shows_commands_quoted() {
 	expect_rc 125 "isd log of a session that is not the caller's"
 	# isd session list counts them: sh and true (echo is sh's own)
 	expect_eq "$(exec_records "$XDG_STATE_HOME/isd/sessions/$id/activity.jsonl")" 2 "exec records"
-	run_isd session list
-	expect_rc 0 "isd session list"
-	expect_eq "$(printf '%s\n' "$out" | awk -v id="$id" '$5 == "COMMANDS" {print $5} $1 == id {print $6}')" \
-		"COMMANDS
-2" "the COMMANDS column of isd session list"
-	run_isd session list --json
-	printf '%s' "$out" | python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-assert len(s) == 1 and s[0]["commands"] == 2, s
-' || fail "isd session list --json: no \"commands\": 2 in $out"
+	expect_listed "$id" 5 COMMANDS commands 2
 }
 
 # --tree: each process under the one that forked it, the execs of one
@@ -210,4 +216,117 @@ assert ["/bin/echo", "second"] in argvs and ["/bin/echo", "first", "\x1b]0;pwned
 	expect_contains "$out" "  \$ /bin/true ended"
 	run_isd log --follow --tree
 	expect_rc 125 "--follow with --tree"
+}
+
+# A loopback HTTP server (tests/network/serve.py) serving $T/www/blob, a
+# file of 5000 bytes, on $PORT until the test ends; and the client the
+# payloads below run (/t/client.py inside).
+serve_blob() {
+	SPY=/usr/bin/python3
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	HPY=$(command -v python3) || skip "python3 (python3) is not installed"
+	mkdir -p "$T/www" "$T/t"
+	head -c 5000 /dev/zero >"$T/www/blob"
+	"$HPY" "$ISD_TEST_SRCDIR/tests/network/serve.py" http "$T/www" "$T/www.port" &
+	echo $! >"$T/www.pid"
+	at_teardown 'kill $(cat "$T/www.pid") 2>/dev/null; wait'
+	wait_until 10 test -s "$T/www.port" || fail "the test server did not start"
+	PORT=$(cat "$T/www.port")
+	# connect.py HOST PORT: a CONNECT through isd's proxy, then a GET of
+	# /blob; prints the status and the bytes each way.  forward PORT: the
+	# GET straight to 127.0.0.1:PORT (a --forward).
+	cat >"$T/t/client.py" <<'PY'
+import socket, sys
+req = b"GET /blob HTTP/1.1\r\nHost: web.test\r\nConnection: close\r\n\r\n"
+def get(s):
+    s.sendall(req)
+    got = 0
+    while True:
+        c = s.recv(65536)
+        if not c:
+            return got
+        got += len(c)
+if sys.argv[1] == "forward":
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=10)
+    print("forward", len(req), get(s))
+    sys.exit(0)
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT " + sys.argv[1].encode("latin-1") + b":" + sys.argv[2].encode() + b" HTTP/1.1\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    c = s.recv(1)
+    if not c:
+        break
+    head += c
+status = head.split(b" ")[1].decode() if b" " in head else "none"
+print(status, len(req), get(s) if status == "200" else 0)
+PY
+}
+
+# The network side of the log (isd/net-record.h): an allowed connection
+# with its bytes each way, a --forward, a denied one with its reason, a
+# malformed request whose target holds ESC (visible, never raw), a denied
+# DNS name; isd session list counts the connections (a changed file
+# keeps the session).
+test_log_records_connections() {
+	serve_blob
+	P=$T/proj
+	mkdir -p "$P"
+	export XDG_STATE_HOME=$T/state
+	run_isd exec --profile none --workspace "$P:cow" --network netless --add-host web.test:127.0.0.1 \
+		--allow "web.test:$PORT" --forward "9000:127.0.0.1:$PORT" -v "$T/t:/t:ro" \
+		-v "$ISD_TEST_SRCDIR/tests/network:/net:ro" -- sh -c "
+		$SPY /t/client.py web.test $PORT; $SPY /t/client.py forward 9000; $SPY /t/client.py evil.test 443
+		$SPY /t/client.py \"\$(printf 'ev\\033[31mil.test')\" 443; $SPY /net/dnsquery.py bad.test; echo x >changed"
+	expect_rc 0 "the payload"
+	allowed=$(printf '%s\n' "$out" | sed -n 1p)
+	expect_eq "$(printf '%s\n' "$allowed" | cut -d' ' -f1)" 200 "the allowed CONNECT"
+	up=$(printf '%s\n' "$allowed" | cut -d' ' -f2)
+	down=$(printf '%s\n' "$allowed" | cut -d' ' -f3)
+	[ "$down" -gt 5000 ] || fail "the blob did not come whole: $out"
+	fwd_down=$(printf '%s\n' "$out" | sed -n 's/^forward [0-9]* //p')
+	expect_eq "$(printf '%s\n' "$out" | sed -n '3,4p' | cut -d' ' -f1 | tr '\n' ' ')" "403 400 " "the denied and the malformed CONNECT"
+	expect_contains "$out" NXDOMAIN
+	id=$(ls "$XDG_STATE_HOME/isd/sessions" | grep -v '^\.')
+	log=$XDG_STATE_HOME/isd/sessions/$id/activity.jsonl
+	json=$(cat "$log")
+	expect_contains "$json" "{\"type\":\"net\",\"time\":"
+	expect_contains "$json" "\"verdict\":\"allowed\",\"what\":\"CONNECT\",\"host\":\"web.test\",\"port\":$PORT,\"rule\":\"web.test:$PORT\",\"via\":\"127.0.0.1\",\"up\":$up,\"down\":$down,"
+	expect_contains "$json" "\"verdict\":\"allowed\",\"what\":\"forward\",\"host\":\"127.0.0.1\",\"port\":$PORT,\"rule\":\"--forward\",\"via\":\"127.0.0.1\",\"up\":$up,\"down\":$fwd_down,"
+	expect_contains "$json" '"verdict":"denied","what":"CONNECT","host":"evil.test","port":443,"reason":"evil.test:443 is not in the allowlist'
+	expect_contains "$json" '"verdict":"failed","what":"request","host":"ev\u001b[31mil.test:443","reason":"malformed HTTP request"'
+	expect_contains "$json" '{"type":"dns","time":'
+	expect_contains "$json" '"verdict":"denied","what":"DNS","host":"bad.test","reason":"bad.test is not in the allowlist'
+	out=$(cd "$P" && "$ISD" log 2>"$T/err"); rc=$?
+	expect_rc 0 "isd log"
+	expect_contains "$out" "  net allowed CONNECT web.test:$PORT  rule web.test:$PORT  via 127.0.0.1  up $up B  down $down B  "
+	expect_contains "$out" "  net allowed forward 127.0.0.1:$PORT  rule --forward  via 127.0.0.1  up $up B  down $fwd_down B  "
+	expect_contains "$out" "  net denied CONNECT evil.test:443  evil.test:443 is not in the allowlist; add --allow evil.test:443"
+	expect_contains "$out" "  net failed request ev^[[31mil.test:443  malformed HTTP request"
+	expect_contains "$out" "  dns denied bad.test  bad.test is not in the allowlist"
+	for view in "" --json --tree; do
+		# shellcheck disable=SC2086
+		(cd "$P" && "$ISD" log $view) | od -An -c | grep -q '033' && fail "a raw ESC reached isd log $view's output"
+	done
+	tree=$(cd "$P" && "$ISD" log --tree)
+	expect_contains "$(printf '%s\n' "$tree" | tail -n 5)" "  dns denied bad.test  " "the tree, then the connections"
+	expect_listed "$id" 6 CONNECTIONS connections 4
+}
+
+# With a terminal, the relay's denials are summed up at exit (issue 15):
+# the count is that of the denied records in the log.
+test_log_denials_agree_with_summary() {
+	command -v script >/dev/null || skip "script (bsdutils) is not installed"
+	serve_blob
+	script -qec "\"$ISD\" exec -t --network netless --activity-log \"$T/net.log\" -v \"$T/t:/t:ro\" \
+		-v \"$ISD_TEST_SRCDIR/tests/network:/net:ro\" -- sh -c '$SPY /net/dnsquery.py evil.test; \
+		$SPY /net/dnsquery.py other.test; $SPY /t/client.py evil.test 443; $SPY /t/client.py web.test $PORT; echo PAYLOAD-DONE'" \
+		/dev/null </dev/null >"$T/tty" 2>&1
+	out=$(tr -d '\r' <"$T/tty")
+	expect_contains "$out" PAYLOAD-DONE
+	summary=$(printf '%s\n' "$out" | grep 'isd: network: .* while the terminal was in use')
+	denied=$(grep -c '"verdict":"denied"' "$T/net.log")
+	expect_eq "$denied" 4 "denied records (two names, two CONNECTs)"
+	expect_contains "$summary" "isd: network: $denied requests denied while the terminal was in use: denied DNS evil.test"
+	expect_contains "$summary" "the activity log (isd log)"
 }
