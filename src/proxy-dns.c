@@ -67,24 +67,26 @@ static uint32_t fake_for(struct isd_proxy *p, const char *name)
 }
 
 /* Tools retry a failed lookup several times (A and AAAA, each resolver
- * attempt): one line per name is enough. */
-static bool first_denial(struct isd_proxy *p, const char *name)
+ * attempt): one line and one record per name is enough.  1: a name not
+ * seen yet, 0: seen, -1: past the names kept (a record still, bounded by
+ * the log's bound, but no line: that would flood the terminal). */
+static int first_denial(struct isd_proxy *p, const char *name)
 {
 	for (size_t i = 0; i < p->n_dns_logged; i++)
 		if (!strcmp(p->dns_logged[i], name))
-			return false;
+			return 0;
 	if (p->n_dns_logged >= 1024)
-		return false;
+		return -1;
 	p->dns_logged = isd_xrealloc(p->dns_logged, (p->n_dns_logged + 1) * sizeof(*p->dns_logged));
 	p->dns_logged[p->n_dns_logged++] = isd_xstrdup(name);
-	return true;
+	return 1;
 }
 
 /* The lookup says nothing of the port that will follow: the hint names
  * HTTPS's default and how to allow another port, and for the hosts people
  * reach with git over ssh, the ssh recipe (with the agent's socket when
  * the caller has one). */
-static void log_dns_denial(struct isd_proxy *p, const char *name)
+static void log_dns_denial(struct isd_proxy *p, const char *name, bool show)
 {
 	static const char *const ssh_hosts[] = {"github.com", "gitlab.com", "bitbucket.org", "codeberg.org",
 						"ssh.dev.azure.com", "git.sr.ht"};
@@ -107,7 +109,7 @@ static void log_dns_denial(struct isd_proxy *p, const char *name)
 	clock_gettime(CLOCK_REALTIME, &now);
 	proxy_report(p, &(struct isd_net_record){.dns = true, .verdict = ISD_NET_DENIED, .what = "DNS", .host = name,
 						  .reason = reason, .start = now},
-		     true);
+		     show);
 }
 
 /* One query in, one answer out; returns the answer's length or -1. */
@@ -137,9 +139,11 @@ static int answer(struct isd_proxy *p, const uint8_t *q, size_t qlen, uint8_t *o
 		if (!fake)
 			rcode = 2;
 	} else {
+		int first = first_denial(p, query.name);
+
 		rcode = 3;
-		if (first_denial(p, query.name))
-			log_dns_denial(p, query.name);
+		if (first)
+			log_dns_denial(p, query.name, first > 0);
 	}
 	return isd_dns_build_answer(q, &query, rcode, fake, out, out_size);
 }

@@ -67,7 +67,8 @@ void proxy_report(struct isd_proxy *p, const struct isd_net_record *r, bool show
 			  (unsigned long long)r->up, (unsigned long long)r->down);
 		return;
 	}
-	if (show && !p->log && p->quiet_denials)
+	/* every denial counts, shown or not: the log has them all */
+	if ((show || r->verdict == ISD_NET_DENIED) && !p->log && p->quiet_denials)
 		p->n_quiet[r->verdict]++;
 	proxy_log(p, show, "%s %s %s: %s", verdicts[r->verdict], r->what, target, r->reason ? r->reason : "?");
 }

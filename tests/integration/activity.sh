@@ -330,3 +330,32 @@ test_log_denials_agree_with_summary() {
 	expect_contains "$summary" "isd: network: $denied requests denied while the terminal was in use: denied DNS evil.test"
 	expect_contains "$summary" "the activity log (isd log)"
 }
+
+# The network records count toward the log's bound: 200 denied names in a
+# log bounded at 8000 bytes leave it within the bound, with the drop line.
+test_log_network_records_bounded() {
+	SPY=/usr/bin/python3
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	ISD_TEST_ACTIVITY_LIMIT=8000 "$ISD_TESTHOOKS" exec --network netless --activity-log "$T/flood.log" \
+		-v "$ISD_TEST_SRCDIR/tests/network:/net:ro" -- "$SPY" -c '
+import sys
+sys.path.insert(0, "/net")
+sys.argv = ["dnsquery.py"]
+from dnsquery import query
+print(sum(query("n%d.test" % i, "udp") == "NXDOMAIN" for i in range(200)))
+' >"$T/out" 2>"$T/err"
+	rc=$?
+	err=$(cat "$T/err")
+	expect_rc 0 "the payload"
+	expect_eq "$(cat "$T/out")" 200 "NXDOMAIN answers"
+	size=$(stat -c %s "$T/flood.log")
+	[ "$size" -le 8000 ] || fail "the log grew to $size bytes, past its bound of 8000"
+	last=$(tail -n 1 "$T/flood.log")
+	expect_contains "$last" '"type":"dropped"'
+	dropped=$(printf '%s\n' "$last" | sed 's/.*"records":\([0-9]*\).*/\1/')
+	kept=$(grep -c '"type":"dns"' "$T/flood.log")
+	execs=$(grep -c '"type":"exec"' "$T/flood.log")
+	want=201
+	grep -q '"exec_records":false' "$T/flood.log" && want=200
+	expect_eq "$((kept + execs + dropped))" "$want" "records kept and dropped (200 names and the exec)"
+}
