@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include "proxy-internal.h"
-#include "pty.h"
 #include "isd/util.h"
 #include "isd/visible.h"
 
@@ -44,9 +43,11 @@ void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...)
 			p->quiet_first[p->n_quiet_shown] = isd_steal_ptr(shown);
 		p->n_quiet_shown++;
 	} else {
-		/* While -t holds the caller's terminal in raw mode, a bare \n
-		 * would not return the cursor. */
-		fprintf(stderr, "isd: network: %s%s", shown, isd_pty_terminal_is_raw() ? "\r\n" : "\n");
+		/* No terminal in raw mode here: isd makes one raw only for -t,
+		 * where a line waits for the summary (quiet_denials) or goes to
+		 * --network-log.  So the relay needs nothing of the terminal's
+		 * state. */
+		fprintf(stderr, "isd: network: %s\n", shown);
 	}
 }
 
