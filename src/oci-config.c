@@ -110,29 +110,38 @@ static int parse_caps(struct oci_ctx *c, struct json_object *o)
 	return 0;
 }
 
+static const struct {
+	const char *name;
+	int resource;
+	} rlimit_types[] = {
+	{ "RLIMIT_AS", RLIMIT_AS },
+	{ "RLIMIT_CORE", RLIMIT_CORE },
+	{ "RLIMIT_CPU", RLIMIT_CPU },
+	{ "RLIMIT_DATA", RLIMIT_DATA },
+	{ "RLIMIT_FSIZE", RLIMIT_FSIZE },
+	{ "RLIMIT_LOCKS", RLIMIT_LOCKS },
+	{ "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK },
+	{ "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+	{ "RLIMIT_NICE", RLIMIT_NICE },
+	{ "RLIMIT_NOFILE", RLIMIT_NOFILE },
+	{ "RLIMIT_NPROC", RLIMIT_NPROC },
+	{ "RLIMIT_RSS", RLIMIT_RSS },
+	{ "RLIMIT_RTPRIO", RLIMIT_RTPRIO },
+	{ "RLIMIT_RTTIME", RLIMIT_RTTIME },
+	{ "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+	{ "RLIMIT_STACK", RLIMIT_STACK },
+};
+
+const char *oci_rlimit_name(int resource)
+{
+	for (size_t i = 0; i < sizeof(rlimit_types) / sizeof(rlimit_types[0]); i++)
+		if (rlimit_types[i].resource == resource)
+			return rlimit_types[i].name;
+	return "?";
+}
+
 static int parse_rlimits(struct oci_ctx *c, struct json_object *o)
 {
-	static const struct {
-		const char *name;
-		int resource;
-	} types[] = {
-		{ "RLIMIT_AS", RLIMIT_AS },
-		{ "RLIMIT_CORE", RLIMIT_CORE },
-		{ "RLIMIT_CPU", RLIMIT_CPU },
-		{ "RLIMIT_DATA", RLIMIT_DATA },
-		{ "RLIMIT_FSIZE", RLIMIT_FSIZE },
-		{ "RLIMIT_LOCKS", RLIMIT_LOCKS },
-		{ "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK },
-		{ "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
-		{ "RLIMIT_NICE", RLIMIT_NICE },
-		{ "RLIMIT_NOFILE", RLIMIT_NOFILE },
-		{ "RLIMIT_NPROC", RLIMIT_NPROC },
-		{ "RLIMIT_RSS", RLIMIT_RSS },
-		{ "RLIMIT_RTPRIO", RLIMIT_RTPRIO },
-		{ "RLIMIT_RTTIME", RLIMIT_RTTIME },
-		{ "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
-		{ "RLIMIT_STACK", RLIMIT_STACK },
-	};
 	static const char *const known[] = { "type", "soft", "hard", NULL };
 	struct isd_oci_extra *e = c->extra;
 	char p[256], q[256];
@@ -157,14 +166,14 @@ static int parse_rlimits(struct oci_ctx *c, struct json_object *o)
 			return oci_err(c, q, "missing");
 		if ((r = oci_string(c, q, v, &type)) < 0)
 			return r;
-		while (t < sizeof(types) / sizeof(types[0]) && strcmp(type, types[t].name))
+		while (t < sizeof(rlimit_types) / sizeof(rlimit_types[0]) && strcmp(type, rlimit_types[t].name))
 			t++;
-		if (t == sizeof(types) / sizeof(types[0]))
+		if (t == sizeof(rlimit_types) / sizeof(rlimit_types[0]))
 			return oci_err(c, q, "\"%.64s\" is not a resource limit isd knows", type);
 		for (size_t j = 0; j < i; j++)
-			if (e->rlimits[j].resource == types[t].resource)
+			if (e->rlimits[j].resource == rlimit_types[t].resource)
 				return oci_err(c, q, "%s is given twice", type);
-		l->resource = types[t].resource;
+		l->resource = rlimit_types[t].resource;
 		oci_path(q, sizeof(q), "%s.soft", p);
 		if (!(v = oci_field(rl, "soft")))
 			return oci_err(c, q, "missing");

@@ -59,6 +59,7 @@ int oci_strv(const struct oci_ctx *c, const char *path, struct json_object *o, b
 int oci_abs_path(const struct oci_ctx *c, const char *path, const char *s, const char *base, char **out);
 
 /* oci-config.c */
+const char *oci_rlimit_name(int resource); /* "RLIMIT_NOFILE" */
 int oci_parse_process(struct oci_ctx *c, struct json_object *o);
 int oci_parse_root(struct oci_ctx *c, struct json_object *o);
 int oci_parse_hostname(struct oci_ctx *c, struct json_object *root);

@@ -113,7 +113,7 @@ static json_object *rlimits_json(const struct isd_oci_extra *e)
 
 	for (size_t i = 0; i < e->n_rlimits; i++) {
 		json_object *o = json_object_new_object();
-		json_object_object_add(o, "resource", json_object_new_int(e->rlimits[i].resource));
+		json_object_object_add(o, "type", json_object_new_string(oci_rlimit_name(e->rlimits[i].resource)));
 		json_object_object_add(o, "soft", json_object_new_uint64(e->rlimits[i].soft));
 		json_object_object_add(o, "hard", json_object_new_uint64(e->rlimits[i].hard));
 		json_object_array_add(a, o);

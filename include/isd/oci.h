@@ -53,7 +53,7 @@
 #define ISD_OCI_LOAD_ANNOTATIONS (1u << 0)    /* apply run.oci.isd.* (the operator allowed them) */
 #define ISD_OCI_LOAD_SYSTEMD_CGROUP (1u << 1) /* --systemd-cgroup: cgroupsPath is "slice:prefix:name" */
 
-/* The documented annotation names (docs/isd-runtime.8.scd). */
+/* The documented annotation names (docs/isd-oci-config.5.scd). */
 #define ISD_OCI_ANNOTATION_NETWORK "run.oci.isd.network"     /* "netless" */
 #define ISD_OCI_ANNOTATION_ALLOW "run.oci.isd.allow"         /* "HOST:PORT,..." as --allow */
 #define ISD_OCI_ANNOTATION_SECCOMP "run.oci.isd.seccomp"     /* "agent" */
