@@ -12,7 +12,7 @@ _isd_datadir=${BASH_SOURCE[0]%/bash-completion/completions/*}
 # isd exec options, as src/cli-table.c has them (tests/unit/test-cli-table.c
 # checks that these lists agree with it).
 # Refused ones (--cap-add, --privileged) are parsed below but never offered.
-_isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --device --workdir --user
+_isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --device --gpus --cdi-spec-dir --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --session --mask
     --unmask --allow --allow-file --add-host --activity-log
@@ -23,7 +23,7 @@ _isd_exec_opts_arg='--env --env-file --volume --mount --tmpfs --device --workdir
 _isd_exec_opts_noarg='--print-spec --rm --interactive --tty --no-tty
     --read-only --privileged --init --help --workspace-keep --git-writable
     --unsafe-host-root'
-_isd_exec_offer='--env --env-file --volume --mount --tmpfs --device --workdir --user
+_isd_exec_offer='--env --env-file --volume --mount --tmpfs --device --gpus --cdi-spec-dir --workdir --user
     --hostname --network --net --rootfs --image --security-opt --pid --ipc
     --profile --agent --agent-state --project --workspace --workspace-keep
     --session --activity-log --mask --unmask --git-writable --allow --allow-file --add-host
@@ -289,9 +289,14 @@ _isd_exec_value()
             _isd_nospace
         fi
         ;;
+    --gpus) _isd_add "$cur" all ;;
+    --cdi-spec-dir) _isd_files "$cur" -d ;;
     --device)
-        # HOST[:CONTAINER][:PERMS]: a node or a directory of them
-        if [[ $cur == *:* ]]; then
+        # HOST[:CONTAINER][:PERMS]: a node or a directory of them; or a
+        # CDI name VENDOR/CLASS=NAME
+        if [[ $cur == *=* ]]; then
+            _isd_add "$cur" "${cur%%=*}=all"
+        elif [[ $cur == *:* ]]; then
             _isd_add "$cur" "${cur%:*}:r"$'\n'"${cur%:*}:rw"
         else
             [[ $cur ]] || cur=/dev/

@@ -51,7 +51,7 @@ end
 # nothing while options are still being read.
 function __isd_exec_command_index
     set -l words (commandline -opc)
-    set -l takes_value --env --env-file --volume --mount --tmpfs --device --workdir --user --hostname \
+    set -l takes_value --env --env-file --volume --mount --tmpfs --device --gpus --cdi-spec-dir --workdir --user --hostname \
         --network --net --rootfs --image --security-opt --pid --ipc --profile --agent \
         --agent-state --project --workspace --session --activity-log --mask --unmask --allow --allow-file \
         --add-host --forward --forward-unix --publish --proxy-port --network-log --cap-drop --cap-add \
@@ -128,7 +128,9 @@ complete -c isd -n __isd_exec_opt -l image -x -a '(echo host; __isd_images)' -d 
 complete -c isd -n __isd_exec_opt -l rootfs -x -a '(__fish_complete_directories)' -d 'An unpacked root filesystem'
 complete -c isd -n __isd_exec_opt -s v -l volume -r -F -d 'Bind SRC:DST[:ro|rw][,optional]'
 complete -c isd -n __isd_exec_opt -l mount -x -a 'type=bind, type=tmpfs,' -d 'A bind or tmpfs mount'
-complete -c isd -n __isd_exec_opt -l device -r -F -d 'A host device node HOST[:CONTAINER][:PERMS]'
+complete -c isd -n __isd_exec_opt -l device -r -F -d 'A host device node HOST[:CONTAINER][:PERMS], or a CDI device'
+complete -c isd -n __isd_exec_opt -l gpus -x -a all -d 'The CDI devices nvidia.com/gpu=all'
+complete -c isd -n __isd_exec_opt -l cdi-spec-dir -x -a '(__fish_complete_directories)' -d 'Read CDI specs from DIR'
 complete -c isd -n __isd_exec_opt -l tmpfs -x -a '/tmp /var/tmp /run' -d 'A tmpfs DST[:OPTS]'
 complete -c isd -n __isd_exec_opt -s w -l workdir -x -a '(__fish_complete_directories)' -d 'Working directory inside'
 complete -c isd -n __isd_exec_opt -s u -l user -x -a '(__fish_complete_users)' -d 'UID[:GID] the payload sees'

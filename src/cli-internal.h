@@ -27,6 +27,9 @@ struct isd_exec_parse {
 	int tty_mode; /* -1: a terminal when stdin and stdout are both terminals */
 	struct isd_exec_deferred *deferred;
 	size_t n_deferred;
+	/* CDI requests (--device VENDOR/CLASS=NAME, --gpus) wait for every
+	 * --cdi-spec-dir; their environment for the defaults */
+	char **cdi_requests, **cdi_origins, **cdi_dirs, **cdi_env, **cdi_env_origins;
 };
 
 /* A later source overrides an earlier one at the same destination (the

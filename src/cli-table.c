@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "cli-internal.h"
+#include "cdi.h"
 #include "device.h"
 #include "isd/cgroup.h"
 #include "isd/cli.h"
@@ -60,9 +61,42 @@ static int on_tmpfs(struct isd_exec_parse *p, const char *arg)
 	return r < 0 ? r : isd_exec_add_user_mount(p->spec, &m, p->origin);
 }
 
+static int cdi_request(struct isd_exec_parse *p, const char *request)
+{
+	_cleanup_free_ char *kind = NULL, *name = NULL;
+	int r = isd_cdi_parse_request(request, &kind, &name);
+
+	if (r < 0)
+		return r;
+	isd_strv_push(&p->cdi_requests, isd_xstrdup(request));
+	isd_strv_push(&p->cdi_origins, isd_xstrdup(p->origin));
+	return 0;
+}
+
 static int on_device(struct isd_exec_parse *p, const char *arg)
 {
+	if (isd_cdi_is_request(arg))
+		return cdi_request(p, arg);
 	return isd_device_add_arg(p->spec, arg, p->origin);
+}
+
+/* As podman maps it: the NVIDIA CDI kind's device of that name. */
+static int on_gpus(struct isd_exec_parse *p, const char *arg)
+{
+	_cleanup_free_ char *request = NULL;
+
+	if (strchr(arg, '=') || strchr(arg, ',') || !arg[0])
+		return isd_error(0, "--gpus %s: isd takes 'all' or one device name of the nvidia.com/gpu CDI spec "
+				    "(Docker's count=, device= and capabilities= are not supported; fix: --gpus all, or "
+				    "--device nvidia.com/gpu=NAME for each)", arg);
+	request = isd_xasprintf("nvidia.com/gpu=%s", arg);
+	return cdi_request(p, request);
+}
+
+static int on_cdi_spec_dir(struct isd_exec_parse *p, const char *arg)
+{
+	isd_strv_push(&p->cdi_dirs, isd_options_absolute_source(arg, p->caller->cwd));
+	return 0;
 }
 
 static int on_workdir(struct isd_exec_parse *p, const char *arg)
@@ -508,9 +542,13 @@ const struct isd_exec_option isd_exec_options[] = {
 	VALUE("tmpfs", ISD_EXEC_MOUNTS, "DST[:OPTS]",
 	      "rw|ro, exec|noexec, size=N[k|m|g], mode=OCTAL,\nuid=N, gid=N (always nosuid,nodev; noexec\nunless exec)",
 	      on_tmpfs),
-	VALUE("device", ISD_EXEC_MOUNTS, "HOST[:CONTAINER][:PERMS]",
-	      "bind a host device node (or each node in a\ndirectory) beneath /dev; PERMS r, w, m (default\nrwm; m is never granted)",
+	VALUE("device", ISD_EXEC_MOUNTS, "HOST[:CONTAINER][:PERMS]\nVENDOR/CLASS=NAME",
+	      "bind a host device node (or each node in a\ndirectory) beneath /dev; PERMS r, w, m (default\nrwm; m is never granted); VENDOR/CLASS=NAME: a\nCDI device (nvidia.com/gpu=all)",
 	      on_device),
+	VALUE("gpus", ISD_EXEC_MOUNTS, "all|NAME", "the CDI devices nvidia.com/gpu=all (or =NAME),\nas podman maps it",
+	      on_gpus),
+	VALUE("cdi-spec-dir", ISD_EXEC_MOUNTS, "DIR",
+	      "read CDI specs from DIR instead of /etc/cdi and\n/var/run/cdi (also $ISD_CDI_SPEC_DIRS, a:b)", on_cdi_spec_dir),
 	{.name = "workdir", .short_name = 'w', .takes_value = true, .group = ISD_EXEC_PROCESS, .value_name = "DIR",
 	 .help = "working directory inside (default /)", .origin_key = "workdir", .handle = on_workdir},
 	{.name = "user", .short_name = 'u', .takes_value = true, .group = ISD_EXEC_PROCESS, .value_name = "UID[:GID]",

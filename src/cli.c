@@ -9,7 +9,9 @@
 #include "isd/agent-state.h"
 #include "isd/image.h"
 #include "isd/cgroup.h"
+#include "cdi.h"
 #include "command.h"
+#include "device.h"
 #include "guard.h"
 #include "options.h"
 #include "isd/path-util.h"
@@ -320,6 +322,25 @@ static int apply_deferred(struct isd_exec_parse *p, const char **failed_origin)
 	return 0;
 }
 
+/* The CDI requests, now that every --cdi-spec-dir is known. */
+static int apply_cdi(struct isd_exec_parse *p, const char **failed_origin)
+{
+	_cleanup_strv_ char **dirs = p->cdi_dirs ? NULL : isd_cdi_default_dirs(isd_caller_getenv(p->caller, "ISD_CDI_SPEC_DIRS"));
+
+	for (size_t i = 0; p->cdi_requests && p->cdi_requests[i]; i++) {
+		size_t before = isd_strv_len(p->cdi_env);
+		int r = isd_device_add_cdi(p->spec, p->cdi_dirs ? p->cdi_dirs : dirs, p->cdi_requests[i], p->cdi_origins[i],
+					   &p->cdi_env);
+		if (r < 0) {
+			*failed_origin = p->cdi_origins[i];
+			return r;
+		}
+		for (size_t k = before; k < isd_strv_len(p->cdi_env); k++)
+			isd_strv_push(&p->cdi_env_origins, isd_xasprintf("CDI %s, from %s", p->cdi_requests[i], p->cdi_origins[i]));
+	}
+	return 0;
+}
+
 /* One option, or getopt_long's complaint about one. */
 static int take_option(struct isd_exec_parse *p, const struct isd_args *args, int opt, const char *arg)
 {
@@ -353,6 +374,11 @@ static void parse_free(struct isd_exec_parse *p)
 	free(p->agent_state);
 	free(p->agent_state_origin);
 	free(p->workspace_origin);
+	isd_strv_free(p->cdi_requests);
+	isd_strv_free(p->cdi_origins);
+	isd_strv_free(p->cdi_dirs);
+	isd_strv_free(p->cdi_env);
+	isd_strv_free(p->cdi_env_origins);
 	isd_spec_free(&p->user_env);
 }
 
@@ -395,6 +421,9 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	 * not on the last option read. */
 	origin = "command line";
 	r = apply_deferred(&p, &origin);
+	if (r < 0)
+		goto out;
+	r = apply_cdi(&p, &origin);
 	if (r < 0)
 		goto out;
 	/* Names are looked up in the image, which is only known now. */
@@ -443,6 +472,15 @@ int isd_cli_parse_exec(int argc, char **argv, const struct isd_caller *caller, s
 	isd_options_implicit_tmpfs(spec, "/run", 64ULL << 20, false);
 	isd_spec_drop_missing_optional(spec);
 	isd_options_default_env(spec, caller, p.user_env.env);
+	/* A CDI spec's variables, unless -e set the name. */
+	for (size_t i = 0; p.cdi_env && p.cdi_env[i]; i++) {
+		_cleanup_free_ char *name = strndup(p.cdi_env[i], strcspn(p.cdi_env[i], "="));
+		_cleanup_free_ char *key = isd_xasprintf("env:%s", name);
+		if (isd_spec_getenv(&p.user_env, name))
+			continue;
+		isd_spec_setenv(spec, name, p.cdi_env[i] + strlen(name) + 1);
+		isd_spec_set_origin(spec, key, p.cdi_env_origins[i]);
+	}
 	isd_netcfg_apply_env(spec);
 	r = isd_command_resolve(spec, caller, isd_caller_getenv(caller, "PATH"));
 	if (r >= 0)

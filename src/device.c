@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 #include "device.h"
+#include "cdi.h"
+#include "options.h"
 #include "isd/resolve.h"
 #include "isd/spec.h"
 #include "isd/util.h"
@@ -302,6 +304,60 @@ int isd_device_add_arg(struct isd_spec *spec, const char *arg, const char *origi
 		return r;
 	what = isd_xasprintf("--device %s", arg);
 	return isd_device_add(spec, host, container, perms, what, origin);
+}
+
+static const struct isd_device *find_device(const struct isd_spec *spec, const char *path)
+{
+	for (size_t i = 0; i < spec->n_devices; i++)
+		if (!strcmp(spec->devices[i].path, path))
+			return &spec->devices[i];
+	return NULL;
+}
+
+/* A node the spec describes (type, number) must be the node the host has:
+ * a spec written for another machine binds nothing in its place. */
+static int check_cdi_node(const struct isd_spec *spec, const struct isd_cdi_node *n, const char *what)
+{
+	const struct isd_device *d = find_device(spec, n->path);
+	char want = n->type ? n->type : d && d->type == S_IFBLK ? 'b' : 'c';
+
+	if (!d || (want == 'b') != (d->type == S_IFBLK) ||
+	    (n->has_number && (major(d->rdev) != n->major || minor(d->rdev) != n->minor)))
+		return isd_error(0, "%s: the spec describes %s as %c %u:%u, the host's %s is %c %u:%u (fix: regenerate the spec "
+				    "on this machine)", what, n->path, want, n->major, n->minor, d ? d->host : "node",
+				 d && d->type == S_IFBLK ? 'b' : 'c', d ? major(d->rdev) : 0, d ? minor(d->rdev) : 0);
+	return 0;
+}
+
+int isd_device_add_cdi(struct isd_spec *spec, char *const *dirs, const char *request, const char *origin, char ***env)
+{
+	_cleanup_free_ char *files = NULL, *what = NULL, *o = NULL;
+	struct isd_cdi_edits e;
+	int r = isd_cdi_resolve(dirs, request, &e, &files);
+
+	if (r < 0)
+		return r;
+	what = isd_xasprintf("--device %s (CDI spec %s)", request, files);
+	o = isd_xasprintf("CDI %s (%s), from %s", request, files, origin);
+	for (size_t i = 0; r == 0 && i < e.n_nodes; i++) {
+		const struct isd_cdi_node *n = &e.nodes[i];
+		r = isd_device_add(spec, n->host_path ? n->host_path : n->path, n->path,
+				   n->permissions ? n->permissions : "rwm", what, o);
+		if (r == 0)
+			r = check_cdi_node(spec, n, what);
+	}
+	for (size_t i = 0; r == 0 && i < e.n_mounts; i++) {
+		struct isd_mount *m = isd_spec_add_mount(spec);
+		m->type = ISD_MOUNT_BIND;
+		m->source = isd_options_absolute_source(e.mounts[i].host_path, "/");
+		m->destination = isd_xstrdup(e.mounts[i].container_path);
+		m->readonly = e.mounts[i].readonly;
+		m->origin = isd_xstrdup(o);
+	}
+	for (size_t i = 0; r == 0 && e.env && e.env[i]; i++)
+		isd_strv_push(env, isd_xstrdup(e.env[i]));
+	isd_cdi_edits_free(&e);
+	return r;
 }
 
 int isd_device_validate(const struct isd_spec *spec)

@@ -37,6 +37,11 @@ int isd_device_add(struct isd_spec *spec, const char *host, const char *containe
 /* --device HOST[:CONTAINER][:PERMS] */
 int isd_device_add_arg(struct isd_spec *spec, const char *arg, const char *origin);
 
+/* A CDI request VENDOR/CLASS=NAME (src/cdi.h) from the specs in dirs: its
+ * nodes and mounts into the spec, its NAME=VALUE environment pushed to
+ * *env (the caller's -e wins over it). */
+int isd_device_add_cdi(struct isd_spec *spec, char *const *dirs, const char *request, const char *origin, char ***env);
+
 /* What needs the whole spec: a node under a mount, read-only without
  * Landlock. */
 int isd_device_validate(const struct isd_spec *spec);

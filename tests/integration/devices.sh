@@ -99,3 +99,99 @@ test_device_read_only_needs_landlock() {
 	expect_rc 0 "a read-write device without Landlock"
 	expect_eq "$out" ok "writing it"
 }
+
+# ---- CDI (src/cdi.c) ----
+
+# A spec of vendor example.com/gpu in $T/cdi: device zero is /dev/zero as
+# /dev/example-gpu0 with a mount of $T/data and a variable; device full is
+# /dev/full as /dev/example-gpu1.
+write_example_spec() {
+	mkdir -p "$T/cdi" "$T/data"
+	echo from-the-spec >"$T/data/f"
+	cat >"$T/cdi/example.json" <<JSON
+{"cdiVersion": "0.6.0", "kind": "example.com/gpu",
+ "devices": [
+  {"name": "zero", "containerEdits": {
+     "deviceNodes": [{"path": "/dev/example-gpu0", "hostPath": "/dev/zero", "type": "c", "major": 1, "minor": 5}],
+     "mounts": [{"hostPath": "$T/data", "containerPath": "/run/example-data", "options": ["ro", "nosuid", "nodev", "bind"]}],
+     "env": ["EXAMPLE_GPU=zero"]}},
+  {"name": "full", "containerEdits": {
+     "deviceNodes": [{"path": "/dev/example-gpu1", "hostPath": "/dev/full", "permissions": "rw"}]}}
+ ]}
+JSON
+	chmod 0644 "$T/cdi/example.json"
+}
+
+# What the payload sees: /dev, its mounts' points, its environment (sorted).
+seen='ls -A /dev; echo --; cut -d" " -f5 /proc/self/mountinfo | sort; echo --; env | grep -v "^_=" | sort'
+
+# The lines of $2 that $1 lacks.
+added() {
+	printf '%s\n' "$2" | grep -vxF -e "$(printf '%s\n' "$1")" | tr '\n' ' '
+}
+
+test_cdi_device_zero() {
+	write_example_spec
+	run_isd exec -- sh -c "$seen"
+	expect_rc 0 "the sandbox without CDI"
+	without=$out
+	ISD_CDI_SPEC_DIRS=$T/cdi run_isd exec --device example.com/gpu=zero -- sh -c "$seen"
+	expect_rc 0 "--device example.com/gpu=zero"
+	expect_eq "$(added "$without" "$out")" "example-gpu0 /dev/example-gpu0 /run/example-data EXAMPLE_GPU=zero " \
+		"what the CDI device adds"
+	ISD_CDI_SPEC_DIRS=$T/cdi run_isd exec --device example.com/gpu=zero -- sh -c '
+		stat -c "%F %t:%T" /dev/example-gpu0; cat /run/example-data/f
+		(: >/run/example-data/new) 2>/dev/null && echo mount-writable || echo mount-read-only'
+	expect_eq "$out" "$(node_of 1:5)
+from-the-spec
+mount-read-only" "the node and the mount"
+}
+
+test_cdi_all() {
+	write_example_spec
+	run_isd exec -- sh -c "$seen"
+	without=$out
+	run_isd exec --cdi-spec-dir "$T/cdi" --device example.com/gpu=all -- sh -c "$seen"
+	expect_rc 0 "--device example.com/gpu=all"
+	expect_eq "$(added "$without" "$out")" \
+		"example-gpu0 example-gpu1 /dev/example-gpu0 /dev/example-gpu1 /run/example-data EXAMPLE_GPU=zero " \
+		"what all of the kind adds"
+	run_isd exec --cdi-spec-dir "$T/cdi" --device example.com/gpu=nope -- true
+	expect_rc 125 "a device the spec does not have"
+	expect_contains "$err" "no device nope (they have: zero, full)"
+}
+
+test_cdi_gpus_all() {
+	mkdir -p "$T/cdi"
+	cat >"$T/cdi/nvidia.json" <<'JSON'
+{"cdiVersion": "0.5.0", "kind": "nvidia.com/gpu",
+ "devices": [{"name": "all", "containerEdits": {"deviceNodes": [{"path": "/dev/nvidia0", "hostPath": "/dev/zero"}]}}],
+ "containerEdits": {"env": ["NVIDIA_VISIBLE_DEVICES=void"], "deviceNodes": [{"path": "/dev/nvidiactl", "hostPath": "/dev/null"}]}}
+JSON
+	chmod 0644 "$T/cdi/nvidia.json"
+	run_isd exec --cdi-spec-dir "$T/cdi" --gpus all -- sh -c \
+		'stat -c "%n %F %t:%T" /dev/nvidia0 /dev/nvidiactl; echo "$NVIDIA_VISIBLE_DEVICES"'
+	expect_rc 0 "--gpus all"
+	expect_eq "$out" "/dev/nvidia0 character special file 1:5
+/dev/nvidiactl character special file 1:3
+void" "what --gpus all gives"
+	run_isd exec --cdi-spec-dir "$T/cdi" --gpus count=2 -- true
+	expect_rc 125 "Docker's --gpus count="
+	expect_contains "$err" "count="
+}
+
+test_cdi_hook_refused() {
+	mkdir -p "$T/cdi" "$T/mark"
+	cat >"$T/cdi/hooked.json" <<'JSON'
+{"cdiVersion": "0.6.0", "kind": "example.com/gpu",
+ "devices": [{"name": "zero", "containerEdits": {
+   "deviceNodes": [{"path": "/dev/example-gpu0", "hostPath": "/dev/zero"}],
+   "hooks": [{"hookName": "createContainer", "path": "/usr/bin/example-ctk", "args": ["example-ctk", "hook"]}]}}]}
+JSON
+	chmod 0644 "$T/cdi/hooked.json"
+	run_isd exec -v "$T/mark:/mark" --cdi-spec-dir "$T/cdi" --device example.com/gpu=zero -- touch /mark/started
+	expect_rc 125 "a spec with a hook"
+	expect_eq "$(printf '%s\n' "$err" | wc -l)" 1 "lines of the error"
+	expect_contains "$err" "hook createContainer /usr/bin/example-ctk"
+	[ ! -e "$T/mark/started" ] || fail "a spec with a hook started the sandbox"
+}
