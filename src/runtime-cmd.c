@@ -120,7 +120,9 @@ static int refuse_unsupported(const struct isd_oci_extra *x)
 
 static int load_bundle(const char *bundle, const char *id, struct isd_spec *spec, struct isd_oci_extra *extra)
 {
-	unsigned flags = rt_global.systemd_cgroup ? ISD_OCI_LOAD_SYSTEMD_CGROUP : 0;
+	/* isd's annotations only tighten the config, and the engines choose
+	 * which annotations reach a runtime (CRI-O's allowed_annotations) */
+	unsigned flags = ISD_OCI_LOAD_ANNOTATIONS | (rt_global.systemd_cgroup ? ISD_OCI_LOAD_SYSTEMD_CGROUP : 0);
 	char host[256];
 	int r;
 
