@@ -289,6 +289,9 @@ static void socks_head(struct isd_proxy *p, struct conn *c)
 			return;
 		if (r < 0 || !no_auth) {
 			static const uint8_t refuse[] = {5, 0xff};
+			proxy_report_conn(p, c, ISD_NET_FAILED,
+					  r < 0 ? "malformed SOCKS5 greeting" : "SOCKS5 without the no-authentication method",
+					  false);
 			proxy_buf_append(p, &c->u2c, refuse, sizeof(refuse));
 			c->state = ST_LINGER;
 			c->deadline = time(NULL) + LINGER_TIMEOUT;
@@ -308,6 +311,8 @@ static void socks_head(struct isd_proxy *p, struct conn *c)
 		return;
 	if (r < 0 || cmd != 1) {
 		static const uint8_t unsupported[] = {5, 7, 0, 1, 0, 0, 0, 0, 0, 0};
+		proxy_report_conn(p, c, ISD_NET_FAILED,
+				  r < 0 ? "malformed SOCKS5 request" : "SOCKS5 command other than CONNECT", false);
 		proxy_buf_append(p, &c->u2c, unsupported, sizeof(unsupported));
 		c->state = ST_LINGER;
 		c->deadline = time(NULL) + LINGER_TIMEOUT;
