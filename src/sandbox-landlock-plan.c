@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "sandbox-landlock-internal.h"
 #include "command.h"
+#include "device.h"
 #include "guard.h"
 #include "sandbox-landlock.h"
 #include "isd/util.h"
@@ -31,6 +32,14 @@
 #include <unistd.h>
 
 #define WRITE_ALL ISD_LANDLOCK_ALL
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+/* A granted device: read and ioctl (a GPU is driven by it) */
+#define DEVICE_READ (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 #define MAX_DEPTH 16
 /* One argument comparison with every field set: libseccomp's SCMP_An
  * macros leave datum_b out, which clang -Wextra refuses. */
@@ -161,7 +170,18 @@ void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs
 
 	isd_landlock_plan_add(plan, "/dev", LANDLOCK_ACCESS_FS_READ_DIR, "listing /dev");
 	for (size_t i = 0; dev_nodes[i]; i++)
-		isd_landlock_plan_add(plan, dev_nodes[i], WRITE_ALL, "device");
+		if (isd_device_readonly_node(spec, dev_nodes[i]))
+			isd_landlock_plan_add(plan, dev_nodes[i], DEVICE_READ,
+					      "device, read-only: the same node as a read-only --device");
+		else
+			isd_landlock_plan_add(plan, dev_nodes[i], WRITE_ALL, "device");
+	/* --device: read and ioctl, write with w; at the host's own path,
+	 * which isd_sandbox_landlock_check holds the spec to */
+	for (size_t i = 0; i < spec->n_devices; i++)
+		isd_landlock_plan_add(plan, spec->devices[i].host,
+				      spec->devices[i].write ? DEVICE_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE
+							     : DEVICE_READ,
+				      spec->devices[i].write ? "--device" : "--device, read-only");
 	isd_landlock_plan_add(plan, "/dev/shm", WRITE_ALL, "shared memory: the container's own /dev/shm, shared");
 
 	for (size_t i = 0; i < spec->n_mounts; i++) {
@@ -322,6 +342,13 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 					 "and --unmask",
 				 ws->path, ws->masked && ws->masked[0] ? ws->masked[0] : ws->git_readonly[0], ws->path,
 				 "rw");
+	for (size_t i = 0; i < spec->n_devices; i++) {
+		const struct isd_device *d = &spec->devices[i];
+		if (strcmp(d->path, d->host) && strcmp(d->path, d->host_given))
+			return isd_error(0, TIER ": --device %s:%s needs a mount namespace; this tier has no /dev of its own, "
+						 "so a device is only at the host's path (fix: --device %s, and the payload "
+						 "opens %s)", d->host_given, d->path, d->host_given, d->host_given);
+	}
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
 
@@ -469,7 +496,8 @@ json_object *isd_sandbox_landlock_json(const struct isd_spec *spec)
 	}
 	json_object_object_add(o, "filesystem", rules);
 	json_object_object_add(o, "not_readable", json_object_new_string(
-		"everything else: the home directory but for the binds, /tmp, /var/tmp, /run, /dev but for its nodes above, "
+		"everything else: the home directory but for the binds, /tmp, /var/tmp, /run, /dev but for its nodes above "
+		"(isd's and --device's), "
 		"isd's own directories"));
 	switch (spec->network) {
 	case ISD_NET_HOST:

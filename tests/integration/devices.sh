@@ -195,3 +195,46 @@ JSON
 	expect_contains "$err" "hook createContainer /usr/bin/example-ctk"
 	[ ! -e "$T/mark/started" ] || fail "a spec with a hook started the sandbox"
 }
+
+# ---- the landlock tier: no /dev of isd's, Landlock rules the host's ----
+
+need_landlock_tier() {
+	run_isd exec --isolation landlock -- true
+	[ "$rc" -eq 0 ] || skip "the landlock tier does not run here: $err"
+}
+
+test_device_landlock_tier() {
+	need_landlock_tier
+	run_isd exec --isolation landlock --device /dev/zero -- sh -c 'head -c 4 /dev/zero | od -An -tx1 | tr -d " "'
+	expect_rc 0 "--isolation landlock --device /dev/zero"
+	expect_eq "$out" 00000000 "reading /dev/zero"
+	run_isd exec --isolation landlock --device /dev/zero:r -- sh -c \
+		'head -c 1 /dev/zero | wc -c; (echo x >/dev/zero) 2>/dev/null && echo write-ok || echo write-denied'
+	expect_rc 0 "--isolation landlock --device /dev/zero:r"
+	expect_eq "$out" "1
+write-denied" "a read-only device in the tier"
+	run_isd exec --isolation landlock --device /dev/zero:/dev/gpu0 -- true
+	expect_rc 125 "another container path in the tier"
+	expect_contains "$err" "needs a mount namespace"
+}
+
+# A node the tier hides unless granted: open and ioctl with the grant,
+# refused without it.
+test_device_landlock_tier_hidden_node() {
+	need_landlock_tier
+	[ -c /dev/net/tun ] || skip "this host has no /dev/net/tun (the tun module)"
+	[ -x /usr/bin/python3 ] || skip "python3 (python3) is not installed"
+	script='
+import fcntl, os
+try:
+    fd = os.open("/dev/net/tun", os.O_RDWR)
+    fcntl.ioctl(fd, 0x800454cf, bytes(4))  # TUNGETFEATURES
+    print("ioctl-ok")
+except OSError as e:
+    print("refused", e.errno)'
+	run_isd exec --isolation landlock -- /usr/bin/python3 -c "$script"
+	expect_eq "$out" "refused 13" "the tier without --device"
+	run_isd exec --isolation landlock --device /dev/net/tun -- /usr/bin/python3 -c "$script"
+	expect_rc 0 "--isolation landlock --device /dev/net/tun"
+	expect_eq "$out" ioctl-ok "the granted node"
+}
