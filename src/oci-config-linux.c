@@ -162,76 +162,6 @@ static int parse_propagation(struct oci_ctx *c, struct json_object *o)
 		       "unbindable, each also with \"r\")", s);
 }
 
-static int parse_devices(struct oci_ctx *c, struct json_object *o)
-{
-	static const char *const known[] = { "type", "path", "major", "minor", "fileMode", "uid", "gid", NULL };
-	struct isd_oci_extra *e = c->extra;
-	char p[256], q[256];
-	size_t n;
-	int r;
-
-	if ((r = oci_array(c, "linux.devices", o, &n)) < 0)
-		return r;
-	e->devices = isd_xcalloc(n ? n : 1, sizeof(*e->devices));
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = json_object_array_get_idx(o, i), *v;
-		struct isd_oci_device *dev = &e->devices[i];
-		const char *s;
-
-		oci_path(p, sizeof(p), "linux.devices[%zu]", i);
-		if ((r = oci_want(c, p, d, json_type_object)) < 0)
-			return r;
-		oci_unknown_keys(c, p, d, known);
-		e->n_devices++;
-		oci_path(q, sizeof(q), "%s.path", p);
-		if (!(v = oci_field(d, "path")))
-			return oci_err(c, q, "missing");
-		if ((r = oci_string(c, q, v, &s)) < 0 || (r = oci_abs_path(c, q, s, NULL, &dev->path)) < 0)
-			return r;
-		if (!strcmp(dev->path, "/"))
-			return oci_err(c, q, "\"/\" is not a device node");
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(e->devices[j].path, dev->path))
-				return oci_err(c, q, "%s is given twice (linux.devices[%zu])", dev->path, j);
-		oci_path(q, sizeof(q), "%s.type", p);
-		if (!(v = oci_field(d, "type")))
-			return oci_err(c, q, "missing (c, b, u or p)");
-		if ((r = oci_string(c, q, v, &s)) < 0)
-			return r;
-		if (strlen(s) != 1 || !strchr("cbup", s[0]))
-			return oci_err(c, q, "\"%.16s\" is not a device type (c, b, u, p)", s);
-		dev->type = s[0];
-		if (dev->type != 'p') {
-			static const char *const nums[] = { "major", "minor" };
-			uint32_t *out[] = { &dev->major, &dev->minor };
-			for (size_t k = 0; k < ARRAY_LEN(nums); k++) {
-				oci_path(q, sizeof(q), "%s.%s", p, nums[k]);
-				if (!(v = oci_field(d, nums[k])))
-					return oci_err(c, q, "missing (a %s device has numbers)", dev->type == 'b' ? "block" : "character");
-				if ((r = oci_u32(c, q, v, out[k])) < 0)
-					return r;
-			}
-		}
-		oci_path(q, sizeof(q), "%s.fileMode", p);
-		if ((v = oci_field(d, "fileMode"))) {
-			uint64_t mode;
-			if ((r = oci_u64(c, q, v, 07777, &mode)) < 0)
-				return r;
-			dev->file_mode = (uint32_t)mode;
-			dev->has_file_mode = true;
-		}
-		oci_path(q, sizeof(q), "%s.uid", p);
-		if ((v = oci_field(d, "uid")) && (r = oci_u32(c, q, v, &dev->uid)) < 0)
-			return r;
-		dev->has_uid = v != NULL;
-		oci_path(q, sizeof(q), "%s.gid", p);
-		if ((v = oci_field(d, "gid")) && (r = oci_u32(c, q, v, &dev->gid)) < 0)
-			return r;
-		dev->has_gid = v != NULL;
-	}
-	return 0;
-}
-
 /* Only sysctls of the container's own namespaces: any other one would
  * change the host for everyone (runc's list). */
 static int sysctl_namespace(const char *key)
@@ -379,7 +309,7 @@ int oci_parse_linux(struct oci_ctx *c, struct json_object *o)
 		return r;
 	if ((v = oci_field(o, "rootfsPropagation")) && (r = parse_propagation(c, v)) < 0)
 		return r;
-	if ((v = oci_field(o, "devices")) && (r = parse_devices(c, v)) < 0)
+	if ((v = oci_field(o, "devices")) && (r = oci_parse_devices(c, v)) < 0)
 		return r;
 	if ((v = oci_field(o, "resources")) && (r = oci_parse_resources(c, v)) < 0)
 		return r;
@@ -399,27 +329,6 @@ int oci_parse_linux(struct oci_ctx *c, struct json_object *o)
 			e->mount_label = isd_xstrdup(s);
 	}
 	return 0;
-}
-
-/* What the device rules leave of a device's access, rules in order over
- * an allow-all start (the device cgroup's reading). */
-static bool device_denied(const struct isd_oci_extra *e, const struct isd_oci_device *d)
-{
-	char type = d->type == 'u' ? 'c' : d->type;
-	bool r = true, w = true;
-
-	for (size_t i = 0; i < e->n_device_rules; i++) {
-		const struct isd_oci_device_rule *rule = &e->device_rules[i];
-
-		if ((rule->type != 'a' && rule->type != type) || (rule->major >= 0 && rule->major != d->major) ||
-		    (rule->minor >= 0 && rule->minor != d->minor))
-			continue;
-		if (strchr(rule->access, 'r'))
-			r = rule->allow;
-		if (strchr(rule->access, 'w'))
-			w = rule->allow;
-	}
-	return !r || !w;
 }
 
 int oci_finish(struct oci_ctx *c)
@@ -442,17 +351,5 @@ int oci_finish(struct oci_ctx *c)
 	if (spec->network != ISD_NET_NETLESS)
 		spec->network = ns[ISD_OCI_NS_NET].mode == ISD_OCI_NS_SHARE ? ISD_NET_HOST : ISD_NET_NONE;
 	spec->pid_host = ns[ISD_OCI_NS_PID].mode == ISD_OCI_NS_SHARE;
-	/* isd-runtime has no device cgroup: a device is bound whole or not
-	 * at all, so a rule that takes reading or writing away from a listed
-	 * one cannot be kept (nothing but the listed ones exist inside) */
-	for (size_t i = 0; i < c->extra->n_devices; i++) {
-		const struct isd_oci_device *d = &c->extra->devices[i];
-		char p[64];
-
-		oci_path(p, sizeof(p), "linux.devices[%zu]", i);
-		if (d->type != 'p' && device_denied(c->extra, d))
-			return oci_err(c, p, "%s is denied by linux.resources.devices, which isd-runtime cannot enforce "
-				       "(it has no device cgroup): allow it or leave it out", d->path);
-	}
-	return 0;
+	return oci_bind_devices(c);
 }

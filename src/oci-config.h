@@ -71,6 +71,11 @@ int oci_parse_annotations(struct oci_ctx *c, struct json_object *o);
 int oci_parse_resources(struct oci_ctx *c, struct json_object *o);
 int oci_parse_cgroups_path(struct oci_ctx *c, struct json_object *o);
 
+/* oci-devices.c */
+int oci_parse_devices(struct oci_ctx *c, struct json_object *o);
+/* After the device rules are read: each device bound from the host. */
+int oci_bind_devices(struct oci_ctx *c);
+
 /* oci-config-linux.c */
 int oci_parse_linux(struct oci_ctx *c, struct json_object *o);
 /* After everything is read: what holds across sections (sysctl needs its

@@ -24,6 +24,9 @@
  *   rootfs, writable_root       root.path (absolute, the bundle's when relative), !root.readonly
  *   image                       "oci:BUNDLE_DIR" (for --print-spec only)
  *   hostname                    hostname
+ *   devices                     linux.devices: the host's node at each path, checked against the
+ *                               config's type and numbers (a user namespace cannot mknod), read-only
+ *                               where linux.resources.devices take writing away
  *   uid_ranges, gid_ranges      linux.uidMappings / gidMappings
  *   limits                      linux.resources memory, cpu, pids, blockIO.weight (strict)
  *   network                     no network namespace: ISD_NET_HOST, else ISD_NET_NONE (the
@@ -120,7 +123,8 @@ enum isd_oci_cap_set {
 	ISD_OCI_CAP_SET_COUNT,
 };
 
-/* linux.devices: made available at path inside (rootless: bound from the host). */
+/* linux.devices as the config gives them (spec->devices holds what is
+ * bound; fileMode, uid and gid stay the host node's). */
 struct isd_oci_device {
 	char *path; /* absolute, normalized */
 	char type;  /* 'c', 'b', 'u' (unbuffered char), 'p' (fifo) */

@@ -503,21 +503,49 @@ static void test_cgroups_path(void)
 		"the prefix is not a plain name");
 }
 
+/* Devices are the host's nodes of that path: /dev/full (1:7) is on every
+ * Linux host and open to everyone. */
 static void test_devices(void)
 {
-	CHECK(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229, "
-		   "\"fileMode\": 438, \"uid\": 0, \"gid\": 0}, {\"path\": \"/dev/fifo\", \"type\": \"p\"}], "
-		   "\"resources\": {\"devices\": [{\"allow\": false, \"access\": \"rwm\"}, "
-		   "{\"allow\": true, \"type\": \"c\", \"major\": 10, \"minor\": 229, \"access\": \"rwm\"}]}", 0) == 0);
-	CHECK(extra.n_devices == 2 && !strcmp(extra.devices[0].path, "/dev/fuse") && extra.devices[0].type == 'c');
-	CHECK(extra.devices[0].major == 10 && extra.devices[0].minor == 229 && extra.devices[0].file_mode == 0666);
-	CHECK(extra.devices[0].has_uid && extra.devices[0].has_gid && !extra.devices[1].has_uid);
-	CHECK(extra.n_device_rules == 2 && !extra.device_rules[0].allow && extra.device_rules[0].type == 'a' &&
-	      extra.device_rules[0].major == -1 && !strcmp(extra.device_rules[1].access, "rwm"));
+	const struct isd_oci_device *d;
 
-	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/fuse\", \"type\": \"c\", \"major\": 10, \"minor\": 229}], "
+	CHECK(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/full\", \"type\": \"c\", \"major\": 1, \"minor\": 7, "
+		   "\"fileMode\": 438, \"uid\": 0, \"gid\": 0}], "
+		   "\"resources\": {\"devices\": [{\"allow\": false, \"access\": \"rwm\"}, "
+		   "{\"allow\": true, \"type\": \"c\", \"major\": 1, \"minor\": 7, \"access\": \"rwm\"}]}", 0) == 0);
+	CHECK(extra.n_devices == 1 && extra.n_device_rules == 2);
+	if (extra.n_devices == 1 && extra.n_device_rules == 2) {
+		d = &extra.devices[0];
+		CHECK(!strcmp(d->path, "/dev/full") && d->type == 'c' && d->major == 1 && d->minor == 7);
+		CHECK(d->file_mode == 0666 && d->has_file_mode && d->has_uid && d->has_gid);
+		CHECK(!extra.device_rules[0].allow && extra.device_rules[0].type == 'a' &&
+		      extra.device_rules[0].major == -1 && !strcmp(extra.device_rules[1].access, "rwm"));
+	}
+	CHECK(spec.n_devices == 1 && !strcmp(spec.devices[0].path, "/dev/full") && spec.devices[0].write);
+	/* a rule taking writing away: bound read-only */
+	CHECK(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/full\", \"type\": \"c\", \"major\": 1, \"minor\": 7}], "
+		   "\"resources\": {\"devices\": [{\"allow\": false, \"type\": \"c\", \"major\": 1, \"access\": \"w\"}]}", 0) == 0);
+	CHECK(spec.n_devices == 1 && !spec.devices[0].write);
+	if (access("/dev/net/tun", R_OK | W_OK) == 0) {
+		CHECK(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/net/tun\", \"type\": \"c\", \"major\": 10, "
+			   "\"minor\": 200, \"fileMode\": 384}]", 0) == 0);
+		CHECK(spec.n_devices == 1 && !spec.devices[0].isd_node);
+		CHECK(has_note("linux.devices[0]: fileMode 0600 not applied"));
+	}
+
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/full\", \"type\": \"c\", \"major\": 1, \"minor\": 7}], "
 		     "\"resources\": {\"devices\": [{\"allow\": false, \"access\": \"rwm\"}]}", 0),
-		"linux.devices[0]: /dev/fuse is denied by linux.resources.devices");
+		"linux.devices[0]: /dev/full is denied reading by linux.resources.devices");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/full\", \"type\": \"c\", \"major\": 1, \"minor\": 8}]", 0),
+		"linux.devices[0]: the host's /dev/full is not the character device 1:8");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/full\", \"type\": \"b\", \"major\": 1, \"minor\": 7}]", 0),
+		"is not the block device 1:7");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/isd-no-such-node\", \"type\": \"c\", \"major\": 1, \"minor\": 7}]", 0),
+		"linux.devices[0]: opening the host node /dev/isd-no-such-node");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev\", \"type\": \"c\", \"major\": 1, \"minor\": 7}]", 0),
+		"linux.devices[0]: the host's /dev is a directory");
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/fifo\", \"type\": \"p\"}]", 0),
+		"linux.devices[0]: a FIFO (type p) is not supported");
 	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/x\", \"type\": \"q\", \"major\": 1, \"minor\": 1}]", 0),
 		"linux.devices[0].type: \"q\" is not a device type");
 	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/x\", \"type\": \"c\", \"minor\": 1}]", 0),
