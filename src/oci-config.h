@@ -20,6 +20,7 @@
 #define OCI_MAX_STRING 65536  /* bytes of one string */
 #define OCI_MAX_PATH 4096     /* PATH_MAX */
 #define OCI_MAX_ID_LINES 340  /* the kernel's uid_map limit */
+#define OCI_MAX_NOTES 64
 
 struct oci_ctx {
 	const char *cfg; /* names the file in messages */

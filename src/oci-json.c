@@ -28,6 +28,11 @@ void oci_note(const struct oci_ctx *c, const char *path, const char *fmt, ...)
 	char msg[768];
 	va_list ap;
 
+	/* a file of a million unknown keys must not become a million lines */
+	if (isd_strv_len(c->extra->notes) >= OCI_MAX_NOTES) {
+		c->extra->notes_left_out++;
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -197,6 +202,10 @@ int oci_abs_path(const struct oci_ctx *c, const char *path, const char *s, const
 		return oci_err(c, path, "empty path");
 	if (strlen(s) >= OCI_MAX_PATH)
 		return oci_err(c, path, "path longer than %d bytes", OCI_MAX_PATH - 1);
+	/* a newline in a mount point would forge lines of /proc/self/mountinfo */
+	for (const char *q = s; *q; q++)
+		if ((unsigned char)*q < ' ' || *q == 0x7f)
+			return oci_err(c, path, "the path holds a control character");
 	if (s[0] != '/') {
 		if (!base)
 			return oci_err(c, path, "\"%.256s\" is not an absolute path", s);
@@ -383,6 +392,8 @@ int isd_oci_config_parse(const char *json, size_t len, const char *bundle_dir, c
 
 	if ((r = parse_json(&c, json, len, &root)) >= 0)
 		r = parse_top(&c, root);
+	if (r >= 0 && extra->notes_left_out)
+		isd_strv_push(&extra->notes, isd_xasprintf("%s: %zu more notes left out", c.cfg, extra->notes_left_out));
 	json_object_put(root);
 	if (r < 0) {
 		isd_spec_free(spec);

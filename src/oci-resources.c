@@ -81,6 +81,17 @@ static int parse_memory(struct oci_ctx *c, struct json_object *o)
 		return r;
 	if (set)
 		l->memory_swap = v; /* Docker's memory+swap, -1 unlimited */
+	/* Docker's rules (isd_cgroup_limit_writes), with the config's names */
+	if (l->memory && l->memory < 6u << 20)
+		return oci_err(c, "linux.resources.memory.limit", "%" PRIu64 " is below the minimum of 6 MiB", l->memory);
+	if (l->memory_swap > 0 && !l->memory)
+		return oci_err(c, "linux.resources.memory.swap", "needs memory.limit (swap is memory plus swap)");
+	if (l->memory_swap > 0 && (uint64_t)l->memory_swap < l->memory)
+		return oci_err(c, "linux.resources.memory.swap", "%" PRId64 " is below memory.limit %" PRIu64
+			       " (swap is memory plus swap)", l->memory_swap, l->memory);
+	if (l->memory && l->memory_reservation > l->memory)
+		return oci_err(c, "linux.resources.memory.reservation", "%" PRIu64 " is above memory.limit %" PRIu64,
+			       l->memory_reservation, l->memory);
 	return 0;
 }
 
@@ -134,9 +145,14 @@ static int parse_cpu(struct oci_ctx *c, struct json_object *o)
 	if ((v = oci_field(o, "period"))) {
 		if ((r = oci_u64(c, "linux.resources.cpu.period", v, 1000000, &u)) < 0)
 			return r;
+		if (u && u < 1000)
+			return oci_err(c, "linux.resources.cpu.period", "%" PRIu64 " is out of range (1000..1000000)", u);
 		if (u)
 			l->cpu_period_us = u;
 	}
+	if (l->cpu_quota_us && l->cpu_quota_us < 1000)
+		return oci_err(c, "linux.resources.cpu.quota", "%" PRIu64 " is below the kernel's minimum of 1000",
+			       l->cpu_quota_us);
 	if ((v = oci_field(o, "cpus")) && (r = parse_cpuset(c, "linux.resources.cpu.cpus", v, &l->cpuset_cpus)) < 0)
 		return r;
 	return 0;

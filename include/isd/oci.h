@@ -216,6 +216,7 @@ struct isd_oci_extra {
 	struct isd_oci_hooks hooks[ISD_OCI_HOOK_COUNT];
 	char **annotations; /* "key=value", all of them, in the file's order */
 	char **notes;       /* things accepted but ignored or adjusted: print each as a warning */
+	size_t notes_left_out; /* past the first 64 (the last note says how many) */
 };
 
 void isd_oci_extra_init(struct isd_oci_extra *extra);

@@ -115,6 +115,7 @@ static void test_process(void)
 	REFUSED(load("\"env\": \"A=1\"", NULL, NULL, 0), "process.env: expected an array, got a string");
 	REFUSED(load("\"cwd\": \"relative\"", NULL, NULL, 0), "process.cwd: \"relative\" is not an absolute path");
 	REFUSED(load("\"cwd\": \"/a/../b\"", NULL, NULL, 0), "process.cwd");
+	REFUSED(load("\"cwd\": \"/a\\nb\"", NULL, NULL, 0), "process.cwd: the path holds a control character");
 	REFUSED(load("\"args\": []", NULL, NULL, 0), "process.args: no command given");
 	REFUSED(load("\"args\": [\"\"]", NULL, NULL, 0), "process.args: no command given");
 	REFUSED(load("\"args\": [1]", NULL, NULL, 0), "process.args[0]: expected a string, got an integer");
@@ -233,6 +234,19 @@ static void test_top_level(void)
 	CHECK(has_note("process: unknown property \"future\""));
 	CHECK(has_note("linux: unknown property \"later\""));
 	CHECK(has_note("windows: ignored"));
+	{
+		/* notes are bounded: the 65th and later are counted */
+		char *top = isd_xstrdup("");
+		for (int i = 0; i < 100; i++) {
+			char *next = isd_xasprintf("%s\"x%d\": 1,", top, i);
+			free(top);
+			top = next;
+		}
+		CHECK(load(NULL, top, NULL, 0) == 0);
+		CHECK(isd_strv_len(extra.notes) == 65 && extra.notes_left_out == 36);
+		CHECK(has_note("36 more notes left out"));
+		free(top);
+	}
 	{
 		/* a NUL inside a string is refused, not cut short */
 		static const char text[] = "{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\\u0000x\"}}";
@@ -453,7 +467,17 @@ static void test_resources(void)
 	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"limit\": -2}}", 0),
 		"linux.resources.memory.limit: -2 is out of range");
 	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"limit\": 1073741824, \"swap\": 1048576}}", 0),
-		"linux.resources: --memory-swap");
+		"linux.resources.memory.swap: 1048576 is below memory.limit 1073741824");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"swap\": 1048576}}", 0),
+		"linux.resources.memory.swap: needs memory.limit");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"limit\": 4096}}", 0),
+		"linux.resources.memory.limit: 4096 is below the minimum of 6 MiB");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"limit\": 10485760, \"reservation\": 20971520}}", 0),
+		"linux.resources.memory.reservation: 20971520 is above memory.limit");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"quota\": 500}}", 0),
+		"linux.resources.cpu.quota: 500 is below the kernel's minimum");
+	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"period\": 10}}", 0),
+		"linux.resources.cpu.period: 10 is out of range");
 	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"shares\": 1}}", 0), "linux.resources.cpu.shares: 1 is out");
 	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"shares\": 262145}}", 0), "linux.resources.cpu.shares");
 	REFUSED(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"mems\": \"0\"}}", 0), "linux.resources.cpu.mems: not supported");
