@@ -141,6 +141,17 @@ static int load_bundle(const char *bundle, const char *id, struct isd_spec *spec
 	r = isd_rootful_apply(spec, getuid(), getgid());
 	if (r < 0)
 		return r;
+	/* runc's and crun's rule: without HOME in process.env, the user's
+	 * home from the root's /etc/passwd, else "/" */
+	if (!isd_spec_getenv(spec, "HOME")) {
+		struct isd_image_user u = {0};
+		_cleanup_close_ int rootfd = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		bool found = rootfd >= 0 && isd_image_passwd(rootfd, NULL, spec->uid, &u) == 0 && u.home && u.home[0];
+
+		isd_spec_setenv(spec, "HOME", found ? u.home : "/");
+		free(u.name);
+		free(u.home);
+	}
 	/* No hostname in the config: the name the container inherits. */
 	if (!spec->hostname && gethostname(host, sizeof(host)) == 0) {
 		host[sizeof(host) - 1] = '\0';

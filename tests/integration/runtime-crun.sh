@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# isd-runtime against crun: the same bundle (busybox and the static probe,
+# the config changed per feature) run by both, what the probe reports
+# compared.  Where isd is stricter on purpose (isd-runtime(8): no
+# capabilities, never the host's root) the test says so and checks isd's
+# side.
+#
+# crun refuses a hybrid cgroup layout (v1 controllers beside a v2
+# hierarchy at /sys/fs/cgroup/unified): it runs in a private mount
+# namespace where unified is gone (as root: unmounted; rootless: inside
+# unshare -rm, covered by a tmpfs, with --cgroup-manager=disabled).
+
+: "${ISD_RUNTIME:?ISD_RUNTIME must point at isd-runtime}"
+
+# diff_bundle 'PYTHON': $T/b for isd-runtime and $T/bc for crun, the
+# same config but for crun's rootless id map, which names the ids of the
+# user namespace crun runs in (unshare -r maps the caller to its 0).
+diff_bundle() {
+	command -v crun >/dev/null || skip "crun (crun) is not installed"
+	[ -x /bin/busybox ] || skip "busybox (busybox-static) is not installed"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	mkdir -p "$T/b/rootfs/bin" "$T/b/rootfs/proc" "$T/b/rootfs/dev" "$T/b/rootfs/sys" "$T/b/rootfs/tmp" \
+		"$T/b/rootfs/etc" "$T/bc" || fail "cannot make the bundle"
+	cp /bin/busybox "$T/b/rootfs/bin/" && cp "$PROBE" "$T/b/rootfs/probe" || fail "cannot fill the bundle"
+	for a in sh env hostname id sort cat; do
+		ln -sf busybox "$T/b/rootfs/bin/$a"
+	done
+	if [ "$(id -u)" -eq 0 ]; then
+		"$ISD_RUNTIME" spec --bundle "$T/b" || fail "isd-runtime spec failed"
+	else
+		"$ISD_RUNTIME" spec --rootless --bundle "$T/b" || fail "isd-runtime spec failed"
+	fi
+	python3 - "$T/b/config.json" "$T/bc/config.json" "$T/b/rootfs" "$1" <<'EOF' || fail "cannot write the configs"
+import json, os, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["terminal"] = False
+c["linux"].pop("resources", None)
+c["root"]["path"] = sys.argv[3]
+exec(sys.argv[4])
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+for m in c["linux"].get("uidMappings", []) + c["linux"].get("gidMappings", []):
+    m["hostID"] = 0
+json.dump(c, open(sys.argv[2], "w"), indent=1)
+EOF
+}
+
+# both: run the bundle with each runtime; stdout in $isd_out / $crun_out,
+# exit status in $isd_rc / $crun_rc.
+both() {
+	"$ISD_RUNTIME" --root "$T/isd-state" run --bundle "$T/b" d1 >"$T/isd.out" 2>"$T/isd.err" </dev/null
+	isd_rc=$?
+	isd_out=$(cat "$T/isd.out")
+	if [ "$(id -u)" -eq 0 ]; then
+		unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec crun --root "$1" run --bundle "$2" d1' \
+			sh "$T/crun-state" "$T/bc" >"$T/crun.out" 2>"$T/crun.err" </dev/null
+	else
+		unshare -rm sh -c 'mount -t tmpfs none /sys/fs/cgroup/unified 2>/dev/null
+			exec crun --cgroup-manager=disabled --root "$1" run --bundle "$2" d1' \
+			sh "$T/crun-state" "$T/bc" >"$T/crun.out" 2>"$T/crun.err" </dev/null
+	fi
+	crun_rc=$?
+	crun_out=$(cat "$T/crun.out")
+	if grep -q "user namespace\|unshare failed\|Operation not permitted" "$T/crun.err" && [ -z "$crun_out" ]; then
+		skip "crun cannot run here: $(head -n1 "$T/crun.err")"
+	fi
+}
+
+# The lines of $1 that start with one of the keys in $2.
+lines() {
+	printf '%s\n' "$1" | grep -E "^($2)"
+}
+
+test_identity() {
+	diff_bundle 'c["process"]["args"] = ["/probe", "status"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$crun_rc" 0 "crun's exit status (stderr: $(cat "$T/crun.err"))"
+	expect_eq "$(lines "$isd_out" 'Uid|Gid|NoNewPrivs|Seccomp')" "$(lines "$crun_out" 'Uid|Gid|NoNewPrivs|Seccomp')" \
+		"ids, no_new_privs and seccomp"
+	# stricter: the config's capabilities (runc's default three) are not granted
+	expect_contains "$crun_out" "CapEff:	0000000020000420" "crun grants the config's capabilities"
+	expect_eq "$(lines "$isd_out" 'CapEff|CapPrm|CapBnd|CapAmb|CapInh' | cut -f2 | sort -u)" 0000000000000000 \
+		"isd-runtime grants no capability"
+}
+
+test_cwd_env_hostname() {
+	diff_bundle 'c["process"]["cwd"] = "/tmp"; c["process"]["env"].append("FOO=bar baz"); c["hostname"] = "box1"
+c["process"]["args"] = ["sh", "-c", "/probe cwd; hostname; env | sort"]'
+	printf 'root:x:0:0:root:/root:/bin/sh\nu:x:1234:2345::/home/u:/bin/sh\n' >"$T/b/rootfs/etc/passwd"
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$crun_rc" 0 "crun's exit status (stderr: $(cat "$T/crun.err"))"
+	expect_contains "$crun_out" "box1" "crun: the host name"
+	expect_contains "$crun_out" "FOO=bar baz" "crun: the environment"
+	expect_eq "$isd_out" "$crun_out" "working directory, host name and environment"
+}
+
+test_root_readonly() {
+	diff_bundle 'c["root"]["readonly"] = True
+c["process"]["args"] = ["sh", "-c", "/probe write /newfile; /probe write /tmp/newfile"]'
+	both
+	expect_eq "$isd_rc" "$crun_rc" "the exit status (isd-runtime's stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "EROFS" "crun: a read-only root"
+	expect_eq "$(printf '%s\n' "$isd_out" | head -n1)" "$(printf '%s\n' "$crun_out" | head -n1)" "writing to a read-only root"
+}
+
+test_root_writable() {
+	diff_bundle 'c["root"]["readonly"] = False; c["process"]["args"] = ["/probe", "write", "/newfile"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$crun_out" ok "crun: a writable root"
+	expect_eq "$isd_out" "$crun_out" "writing to a writable root"
+	[ "$(id -u)" -ne 0 ] || expect_eq "$(stat -c %u "$T/b/rootfs/newfile")" 0 "as root, what the payload wrote is root's on disk"
+}
+
+test_exit_status() {
+	diff_bundle 'c["process"]["args"] = ["/probe", "exit", "42"]'
+	both
+	expect_eq "$crun_rc" 42 "crun's exit status"
+	expect_eq "$isd_rc" "$crun_rc" "the payload's exit status"
+}
+
+test_devices_proc() {
+	diff_bundle 'c["process"]["args"] = ["sh", "-c", "/probe open /dev/null w; /probe open /dev/zero r; /probe open /proc/self/status r; /probe open /dev/full w"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$crun_out" "$(printf 'ok\nok\nok\nok')" "crun: /dev and /proc"
+	expect_eq "$isd_out" "$crun_out" "/dev and /proc"
+}
+
+test_user() {
+	[ "$(id -u)" -eq 0 ] || skip "a second id needs a map of more than the caller's id (root only here)"
+	diff_bundle 'c["process"]["user"] = {"uid": 1234, "gid": 2345}; c["process"]["args"] = ["/probe", "status"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "Uid:	1234" "crun: process.user"
+	expect_eq "$(lines "$isd_out" 'Uid|Gid')" "$(lines "$crun_out" 'Uid|Gid')" "process.user"
+}
