@@ -72,16 +72,31 @@ static int add_rule(scmp_filter_ctx ctx, const struct isd_seccomp_profile *p,
 	return 0;
 }
 
-int isd_seccomp_build(const struct isd_seccomp_profile *p, void **ctx_out)
+/* What build_ctx() puts in a filter: the whole profile (the program), or
+ * the fast path's rules only (see isd_seccomp_compile). */
+struct build_mode {
+	uint32_t default_action, badarch_action;
+	bool native_only;
+	const int *only_nrs; /* NULL: every syscall */
+	size_t n_only;
+};
+
+static bool nr_in(const int *nrs, size_t n, int nr)
 {
-	scmp_filter_ctx ctx = seccomp_init(p->default_action);
+	for (size_t i = 0; i < n; i++)
+		if (nrs[i] == nr)
+			return true;
+	return false;
+}
+
+static int build_ctx(const struct isd_seccomp_profile *p, const struct build_mode *m, void **ctx_out)
+{
+	scmp_filter_ctx ctx = seccomp_init(m->default_action);
 	int r;
 
 	if (!ctx)
 		return isd_error(-ENOMEM, "seccomp profile %s: creating the libseccomp filter", p->origin);
-	/* Foreign ABIs (int 0x80, x32) are a classic way around a filter
-	 * written for the native one: refuse them, without killing. */
-	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ERRNO(EPERM))) < 0 ||
+	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, m->badarch_action)) < 0 ||
 	    (r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0) {
 		isd_error(r, "seccomp profile %s: setting filter attributes", p->origin);
 		goto fail;
@@ -97,7 +112,7 @@ int isd_seccomp_build(const struct isd_seccomp_profile *p, void **ctx_out)
 			goto fail;
 		}
 	}
-	for (size_t i = 1; i < p->n_arches; i++) {
+	for (size_t i = 1; i < p->n_arches && !m->native_only; i++) {
 		r = seccomp_arch_add(ctx, p->arches[i]);
 		if (r < 0 && r != -EEXIST) {
 			isd_error(r, "seccomp profile %s: adding architecture %s", p->origin,
@@ -112,6 +127,8 @@ int isd_seccomp_build(const struct isd_seccomp_profile *p, void **ctx_out)
 		for (size_t j = 0; j < rule->n_names; j++) {
 			if (rule->nrs[j] == NR_UNKNOWN || rule->nrs[j] == NR_NOT_HERE)
 				continue;
+			if (m->only_nrs && !nr_in(m->only_nrs, m->n_only, rule->nrs[j]))
+				continue;
 			if ((r = add_rule(ctx, p, rule, j)) < 0)
 				goto fail;
 		}
@@ -121,6 +138,15 @@ int isd_seccomp_build(const struct isd_seccomp_profile *p, void **ctx_out)
 fail:
 	seccomp_release(ctx);
 	return r;
+}
+
+int isd_seccomp_build(const struct isd_seccomp_profile *p, void **ctx_out)
+{
+	/* Foreign ABIs (int 0x80, x32) are a classic way around a filter
+	 * written for the native one: refuse them, without killing. */
+	struct build_mode m = { .default_action = p->default_action, .badarch_action = SCMP_ACT_ERRNO(EPERM) };
+
+	return build_ctx(p, &m, ctx_out);
 }
 
 int isd_seccomp_export(void *ctx, struct sock_filter **filter, unsigned short *len)
@@ -148,6 +174,118 @@ int isd_seccomp_export(void *ctx, struct sock_filter **filter, unsigned short *l
 		return isd_error(n < 0 ? -errno : -EIO, "reading the exported seccomp filter");
 	*len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
 	*filter = isd_steal_ptr(buf);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The fast path.  The kernel remembers, per syscall number, what a filter
+ * allows whatever the arguments, and skips the filter for those (seccomp's
+ * action cache, Linux 5.11): the BPF runs only for the syscalls with
+ * argument checks and for the denied ones.  libseccomp orders its tree by
+ * number, so the hot argument checks (ioctl, openat) waited behind eight
+ * comparisons meant for syscalls the kernel never asks about.  The program
+ * isd installs starts with a filter of the argument-checked syscalls alone
+ * (native ABI); whatever that does not decide jumps to the whole profile's
+ * filter, which still holds every rule, so the fast path can only answer
+ * as the whole filter would.  The jumps are constant-value ones, so the
+ * kernel's cache still sees the plain syscalls as always allowed. */
+
+static void collect_checked(const struct isd_seccomp_profile *p, int **nrs, size_t *n)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct isd_seccomp_rule *rule = &p->rules[i];
+		if (rule->skip || rule->n_conds == 0)
+			continue;
+		for (size_t j = 0; j < rule->n_names; j++) {
+			/* <0: libseccomp's pseudo numbers, not the native ABI */
+			if (rule->nrs[j] < 0 || nr_in(*nrs, *n, rule->nrs[j]))
+				continue;
+			*nrs = isd_xrealloc(*nrs, (*n + 1) * sizeof(**nrs));
+			(*nrs)[(*n)++] = rule->nrs[j];
+		}
+	}
+}
+
+/* An action no rule of P takes, to mark "not decided here". */
+static uint32_t pick_undecided(const struct isd_seccomp_profile *p)
+{
+	for (uint32_t data = 0xffff;; data--) {
+		uint32_t a = SCMP_ACT_TRACE(data);
+		bool used = a == p->default_action;
+		for (size_t i = 0; i < p->n_rules && !used; i++)
+			used = p->rules[i].action == a;
+		if (!used)
+			return a;
+	}
+}
+
+/* Turns PRE's returns of UNDECIDED into jumps past its end; false when
+ * PRE is not a program that stays inside itself. */
+static bool link_fast_path(struct sock_filter *pre, unsigned n, uint32_t undecided)
+{
+	if (n == 0 || BPF_CLASS(pre[n - 1].code) != BPF_RET)
+		return false;
+	for (unsigned i = 0; i < n; i++) {
+		struct sock_filter *in = &pre[i];
+		if (in->code == (BPF_RET | BPF_K) && in->k == undecided) {
+			*in = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, n - i - 1, 0, 0);
+		} else if (BPF_CLASS(in->code) == BPF_JMP) {
+			bool ja = BPF_OP(in->code) == BPF_JA;
+			if ((ja ? in->k : (in->jt > in->jf ? in->jt : in->jf)) >= n - i - 1)
+				return false;
+		} else if (BPF_CLASS(in->code) == BPF_RET && BPF_RVAL(in->code) != BPF_K) {
+			return false;
+		}
+	}
+	return true;
+}
+
+int isd_seccomp_build_fast_path(const struct isd_seccomp_profile *p, void **ctx_out, uint32_t *undecided)
+{
+	_cleanup_free_ int *nrs = NULL;
+	struct build_mode m = { .native_only = true };
+	size_t n_nrs = 0;
+
+	*ctx_out = NULL;
+	collect_checked(p, &nrs, &n_nrs);
+	if (n_nrs == 0)
+		return 0;
+	m.default_action = m.badarch_action = *undecided = pick_undecided(p);
+	m.only_nrs = nrs;
+	m.n_only = n_nrs;
+	return build_ctx(p, &m, ctx_out);
+}
+
+int isd_seccomp_compile(const struct isd_seccomp_profile *p, struct sock_filter **filter, unsigned short *len)
+{
+	_cleanup_free_ struct sock_filter *whole = NULL, *pre = NULL;
+	unsigned short n_whole, n_pre = 0;
+	uint32_t undecided = 0;
+	void *ctx = NULL;
+	int r;
+
+	if ((r = isd_seccomp_build(p, &ctx)) < 0)
+		return r;
+	r = isd_seccomp_export(ctx, &whole, &n_whole);
+	isd_seccomp_ctx_free(ctx);
+	if (r < 0 || (r = isd_seccomp_build_fast_path(p, &ctx, &undecided)) < 0)
+		return r;
+	if (ctx)
+		r = isd_seccomp_export(ctx, &pre, &n_pre);
+	isd_seccomp_ctx_free(ctx);
+	if (r < 0)
+		return r;
+	/* Without a fast path (none needed, or too long for the kernel's
+	 * 4096 instructions) the whole filter alone is the same policy. */
+	if (!pre || (size_t)n_pre + n_whole > BPF_MAXINSNS || !link_fast_path(pre, n_pre, undecided)) {
+		*len = n_whole;
+		*filter = isd_steal_ptr(whole);
+		return 0;
+	}
+	pre = isd_xrealloc(pre, ((size_t)n_pre + n_whole) * sizeof(*pre));
+	memcpy(pre + n_pre, whole, n_whole * sizeof(*whole));
+	*len = (unsigned short)(n_pre + n_whole);
+	*filter = isd_steal_ptr(pre);
 	return 0;
 }
 
@@ -308,7 +446,7 @@ static char *cache_key(const char *profile, size_t len, const struct isd_seccomp
 {
 	const struct scmp_version *v = seccomp_version();
 	_cleanup_free_ char *head = isd_xasprintf(
-		"isd-seccomp-cache 1\nisd %s\nlibseccomp %u.%u.%u api %u\narch 0x%" PRIx32 "\nrelease %s\n\n",
+		"isd-seccomp-cache 2\nisd %s\nlibseccomp %u.%u.%u api %u\narch 0x%" PRIx32 "\nrelease %s\n\n",
 		ISD_VERSION, v->major, v->minor, v->micro, seccomp_api_get(), t->arch, t->release);
 	size_t hlen = strlen(head);
 	char *key = isd_xmalloc(hlen + len);
@@ -454,17 +592,13 @@ static int compile_profile(const char *buf, size_t len, const char *origin,
 			   const struct isd_seccomp_target *t, struct isd_seccomp_program *prog)
 {
 	struct isd_seccomp_profile *p = NULL;
-	void *ctx = NULL;
 	int r;
 
 	if ((r = isd_seccomp_parse_buffer(buf, len, origin, t, &p)) < 0)
 		return r;
-	r = isd_seccomp_build(p, &ctx);
-	if (r >= 0)
-		r = isd_seccomp_export(ctx, &prog->filter, &prog->len);
+	r = isd_seccomp_compile(p, &prog->filter, &prog->len);
 	if (r >= 0)
 		prog->flags = p->flags;
-	isd_seccomp_ctx_free(ctx);
 	isd_seccomp_profile_free(p);
 	return r;
 }

@@ -378,6 +378,63 @@ int isd_seccomp_describe_json(const struct isd_seccomp_profile *p, char **out)
 	return 0;
 }
 
+/* The fast path first, as isd_seccomp_compile() lays the program out. */
+static int print_pfc(const struct isd_seccomp_profile *p, void *whole)
+{
+	uint32_t undecided = 0;
+	void *fast = NULL;
+	int r = isd_seccomp_build_fast_path(p, &fast, &undecided);
+
+	fflush(stdout);
+	if (r >= 0 && fast) {
+		char act[64];
+		printf("#\n# fast path: the argument-checked syscalls of the native ABI, looked up\n"
+		       "# before the whole filter; %s stands for \"not decided here:\n"
+		       "# the whole filter below decides\"\n",
+		       isd_seccomp_action_str(undecided, act, sizeof(act)));
+		fflush(stdout);
+		r = seccomp_export_pfc(fast, STDOUT_FILENO);
+		if (r >= 0) {
+			printf("#\n# the whole filter\n");
+			fflush(stdout);
+		}
+	}
+	if (r >= 0)
+		r = seccomp_export_pfc(whole, STDOUT_FILENO);
+	isd_seccomp_ctx_free(fast);
+	return r < 0 ? isd_error(r, "exporting the PFC text") : 0;
+}
+
+/* How many instructions the kernel runs for each syscall it cannot skip
+ * (argument checks: the kernel's cache skips the filter for the others),
+ * with zero arguments, against the whole filter without the fast path. */
+static void print_paths(const struct report *rep, const struct sock_filter *prog, unsigned short n,
+			const struct sock_filter *whole, unsigned short n_whole)
+{
+	unsigned lo = UINT_MAX, hi = 0, lo_w = UINT_MAX, hi_w = 0, count = 0;
+	struct seccomp_data d = { .arch = rep->p->arches[0] };
+
+	for (size_t i = 0; i < rep->n; i++) {
+		unsigned s, s_w;
+		bool c, c_w;
+
+		if (rep->v[i].n_rules == 0 || rep->v[i].uncond)
+			continue;
+		d.nr = rep->v[i].nr;
+		if (isd_seccomp_bpf_run(prog, n, &d, &s, &c) < 0 ||
+		    isd_seccomp_bpf_run(whole, n_whole, &d, &s_w, &c_w) < 0)
+			return;
+		count++;
+		lo = s < lo ? s : lo;
+		hi = s > hi ? s : hi;
+		lo_w = s_w < lo_w ? s_w : lo_w;
+		hi_w = s_w > hi_w ? s_w : hi_w;
+	}
+	if (count)
+		printf("argument-checked syscalls (%u): %u-%u instructions each (%u-%u without the fast path)\n",
+		       count, lo, hi, lo_w, hi_w);
+}
+
 static int cmd_check(const char *what, bool pfc, bool as_json, bool verbose)
 {
 	_cleanup_free_ char *path = NULL, *buf = NULL;
@@ -401,28 +458,27 @@ static int cmd_check(const char *what, bool pfc, bool as_json, bool verbose)
 	/* Compiling catches what only libseccomp knows (conflicting rules). */
 	if ((r = isd_seccomp_build(p, &ctx)) >= 0) {
 		if (pfc) {
-			fflush(stdout);
-			r = seccomp_export_pfc(ctx, STDOUT_FILENO);
-			if (r < 0)
-				isd_error(r, "exporting the PFC text");
+			r = print_pfc(p, ctx);
 		} else if (as_json) {
 			char *s = NULL;
 			isd_seccomp_describe_json(p, &s);
 			printf("%s\n", s);
 			free(s);
 		} else {
-			struct sock_filter *filter = NULL;
-			unsigned short n = 0;
+			struct sock_filter *filter = NULL, *whole = NULL;
+			unsigned short n = 0, n_whole = 0;
 			struct report rep;
 
-			r = isd_seccomp_export(ctx, &filter, &n);
-			free(filter);
-			if (r >= 0) {
+			if ((r = isd_seccomp_export(ctx, &whole, &n_whole)) >= 0 &&
+			    (r = isd_seccomp_compile(p, &filter, &n)) >= 0) {
 				report_build(&rep, p);
 				report_text(&rep, verbose);
 				printf("\nBPF: %u instructions\n", n);
+				print_paths(&rep, filter, n, whole, n_whole);
 				report_free(&rep);
 			}
+			free(filter);
+			free(whole);
 		}
 	}
 	isd_seccomp_ctx_free(ctx);

@@ -35,6 +35,10 @@ struct arch_info {
 };
 const struct arch_info *isd_seccomp_arch_by_name(const char *name);
 const struct arch_info *isd_seccomp_arch_by_token(uint32_t token);
+/* seccomp-bpf.c: the filter of the argument-checked native syscalls that
+ * isd_seccomp_compile() puts first (*ctx_out NULL when there are none);
+ * *UNDECIDED is the action that stands for "ask the whole filter". */
+int isd_seccomp_build_fast_path(const struct isd_seccomp_profile *p, void **ctx_out, uint32_t *undecided);
 /* SCMP_CMP_* by its name, or -1. */
 int isd_seccomp_op_by_name(const char *name);
 

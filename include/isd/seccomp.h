@@ -103,6 +103,17 @@ int isd_seccomp_build(const struct isd_seccomp_profile *profile, void **ctx_out)
 void isd_seccomp_ctx_free(void *ctx);
 /* Export a built filter as BPF (caller frees *filter). */
 int isd_seccomp_export(void *ctx, struct sock_filter **filter, unsigned short *len);
+/* The program isd installs for a parsed profile: the argument-checked
+ * syscalls' fast path, then the whole filter (caller frees *filter). */
+int isd_seccomp_compile(const struct isd_seccomp_profile *profile, struct sock_filter **filter,
+			unsigned short *len);
+/* Runs seccomp BPF on DATA (a struct seccomp_data) as the kernel would:
+ * the action, with *steps the instructions executed, and *constant
+ * whether only the syscall number and architecture were read (what the
+ * kernel's action cache needs to skip the filter).  -EINVAL for an
+ * instruction seccomp refuses or a jump out of the program. */
+int64_t isd_seccomp_bpf_run(const struct sock_filter *filter, unsigned len, const void *data,
+			    unsigned *steps, bool *constant);
 /* Resolve NAME or PATH to an absolute profile file (caller frees). */
 int isd_seccomp_resolve(const char *name_or_path, char **path_out);
 /* The cache file a profile's BPF lives in (caller frees), or -ENOENT when

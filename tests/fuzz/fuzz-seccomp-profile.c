@@ -8,6 +8,7 @@
 #include "isd/seccomp.h"
 #include "isd/util.h"
 
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +18,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Compiling thousands of rules is libseccomp's speed, not ours. */
 #define MAX_NAMES_TO_BUILD 512
+
+static void same_verdicts(const struct isd_seccomp_profile *p, const struct sock_filter *prog, unsigned short n_prog,
+			  const struct sock_filter *whole, unsigned short n_whole)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		for (size_t j = 0; j < p->rules[i].n_names; j++)
+			for (size_t k = 0; k <= p->rules[i].n_conds; k++) {
+				uint32_t arch = p->arches[0];
+				struct seccomp_data d = { .nr = p->rules[i].nrs[j], .arch = arch };
+				unsigned s;
+				bool c;
+				if (k < p->rules[i].n_conds)
+					d.args[p->rules[i].conds[k].index] = p->rules[i].conds[k].value_two;
+				if (isd_seccomp_bpf_run(prog, n_prog, &d, &s, &c) !=
+				    isd_seccomp_bpf_run(whole, n_whole, &d, &s, &c))
+					abort();
+			}
+}
 
 static void exercise(const uint8_t *data, size_t size, const struct isd_seccomp_target *t)
 {
@@ -39,8 +58,14 @@ static void exercise(const uint8_t *data, size_t size, const struct isd_seccomp_
 	if (names <= MAX_NAMES_TO_BUILD && isd_seccomp_build(p, &ctx) == 0) {
 		struct sock_filter *filter = NULL;
 		unsigned short len = 0;
+		struct sock_filter *prog = NULL;
+		unsigned short n_prog = 0;
 		if (isd_seccomp_export(ctx, &filter, &len) == 0 && (len == 0 || !filter))
 			abort();
+		/* the fast path decides as the whole filter does */
+		if (filter && isd_seccomp_compile(p, &prog, &n_prog) == 0)
+			same_verdicts(p, prog, n_prog, filter, len);
+		free(prog);
 		free(filter);
 		isd_seccomp_ctx_free(ctx);
 	}

@@ -19,6 +19,18 @@ static int failures;
 		}                                                                                \
 	} while (0)
 
+/* CHECK that says what was compared (printf-style), for the failures
+ * whose values matter. */
+#define CHECKF(cond, ...)                                                                         \
+	do {                                                                                     \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                                            \
+			fputc('\n', stderr);                                                     \
+			failures++;                                                              \
+		}                                                                                \
+	} while (0)
+
 static inline int check_result(void)
 {
 	if (failures)
