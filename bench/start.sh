@@ -3,8 +3,11 @@
 # Start-to-exit time of `isd exec -- /bin/true` against bwrap with the same
 # isolation (user/mount/pid/ipc/uts/net namespaces, read-only host dirs,
 # proc, dev, a tmpfs, die-with-parent, new session), on this machine, in the
-# same run, and the landlock tier (--isolation landlock: no namespaces)
-# against the full one.  Prints medians and the ratios; never asserts a time.
+# same run, against the kernel's floor (`unshare -Urmpnf true`: the
+# namespaces alone, no mounts), and the landlock tier (--isolation
+# landlock: no namespaces) against the full one.  Prints medians and the
+# ratios, then where one start goes (bench/start-breakdown.py, from strace
+# when it is installed); never asserts a time.
 #
 #   bench/start.sh [ISD_BINARY]      (needs hyperfine and bubblewrap)
 set -eu
@@ -29,6 +32,7 @@ bwrap_cmd="bwrap --unshare-all --die-with-parent --new-session $ro_binds --dev /
 hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$out/r.json" \
 	-n true "/bin/true" \
 	-n bwrap "$bwrap_cmd" \
+	-n unshare "unshare -Urmpnf true" \
 	-n isd "$ISD exec -- /bin/true" \
 	-n isd-unconfined "$ISD exec --security-opt seccomp=unconfined -- /bin/true" \
 	-n isd-no-landlock "$ISD exec --security-opt landlock=off -- /bin/true" \
@@ -38,9 +42,15 @@ python3 - "$out/r.json" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 ms = lambda n: r[n]["median"] * 1000
-for n in ("true", "bwrap", "isd", "isd-unconfined", "isd-no-landlock", "isd-landlock-tier"):
+for n in ("true", "bwrap", "unshare", "isd", "isd-unconfined", "isd-no-landlock", "isd-landlock-tier"):
     print(f"{n:15s} median {ms(n):6.2f} ms  mean {r[n]['mean']*1000:6.2f} ms  (n={len(r[n]['times'])})")
 print(f"ratio isd/bwrap (median): {ms('isd')/ms('bwrap'):.2f}  (below 1.00 means isd starts faster)")
+print(f"ratio isd/unshare -Urmpnf (median): {ms('isd')/ms('unshare'):.2f}  (the namespaces alone)")
 print(f"Landlock ruleset: {ms('isd')-ms('isd-no-landlock'):+.2f} ms (median with it minus without)")
 print(f"ratio landlock tier/full tier (median): {ms('isd-landlock-tier')/ms('isd'):.2f}  (--isolation landlock: no namespaces)")
 PY
+
+if command -v strace >/dev/null; then
+	strace -f -tt -T -o "$out/strace" "$ISD" exec -- /bin/true
+	python3 "$(dirname "$0")/start-breakdown.py" "$out/strace"
+fi

@@ -90,7 +90,8 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 	for (size_t i = 0; i < N_DEV_NODES; i++) {
 		char path[32];
 		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-		s->dev[i] = isd_mount_clone_tree(AT_FDCWD, path, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, path);
+		/* nosuid,noexec: set on all of /dev at once (setup_dev) */
+		s->dev[i] = isd_mount_clone_tree(AT_FDCWD, path, 0, path);
 		if (s->dev[i] < 0)
 			return s->dev[i];
 	}
@@ -188,7 +189,8 @@ static int attach_at(struct isd_mount_builder *b, int mfd, const char *path, enu
 	return isd_mount_attach(mfd, target, what);
 }
 
-static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s)
+static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s,
+		     const struct isd_mount_extras *extras)
 {
 	static const char *const devpts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
 	static const char *const links[][2] = {
@@ -196,10 +198,11 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 		{"stdin", "/proc/self/fd/0"},  {"stdout", "/proc/self/fd/1"},
 		{"stderr", "/proc/self/fd/2"}, {"core", "/proc/kcore"},
 	};
+	struct mount_attr nosuid_noexec = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
 	_cleanup_close_ int dev = -1, pts = -1, shm = -1;
 	int r;
 
-	if (!b->writable_image) {
+	if (!b->writable_image && !extras->no_nested_mounts) {
 		_cleanup_close_ int devdir = isd_mount_resolve_create(b, "/dev", ISD_NODE_DIR, true);
 		if (devdir < 0)
 			return devdir;
@@ -214,13 +217,11 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < N_DEV_NODES; i++) {
-		_cleanup_close_ int target = -1;
-		r = isd_mount_placeholder(dev, dev_nodes[i], false, 0666);
-		if (r < 0)
-			return isd_error(r, "creating /dev/%s", dev_nodes[i]);
-		target = openat(dev, dev_nodes[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		/* the placeholder's own descriptor is the mount point */
+		_cleanup_close_ int target = openat(dev, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
+						    0644);
 		if (target < 0)
-			return isd_error(-errno, "opening /dev/%s", dev_nodes[i]);
+			return isd_error(-errno, "creating /dev/%s", dev_nodes[i]);
 		r = isd_mount_attach(s->dev[i], target, dev_nodes[i]);
 		if (r < 0)
 			return r;
@@ -246,6 +247,9 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 	r = attach_at(b, shm, "/dev/shm", ISD_NODE_DIR, "tmpfs on /dev/shm");
 	if (r < 0)
 		return r;
+	/* the device binds, with one call for all */
+	if (isd_mount_setattr(dev, "", AT_EMPTY_PATH | AT_RECURSIVE, &nosuid_noexec) < 0)
+		return isd_error(-errno, "making the devices of /dev nosuid,noexec");
 	isd_mount_remember_readonly(b, isd_steal_fd(dev));
 	return 0;
 }
@@ -558,7 +562,7 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	r = spec->writable_root ? 0 : build_root(&b, spec, &s);
 	if (r < 0)
 		goto out;
-	r = setup_dev(&b, spec, &s);
+	r = setup_dev(&b, spec, &s, extras);
 	if (r < 0)
 		goto out;
 	r = setup_proc_sys(&b, spec, &s, extras);

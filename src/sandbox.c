@@ -325,6 +325,10 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	args.extras.hosts = hosts;
 	args.extras.resolv_conf = resolv;
 	args.extras.cgroup2 = cg.dirfd >= 0;
+	/* No mount(2) and no fsopen(2): no nested sandbox will ask for the
+	 * unmasked /proc and /sys, so a start mounts them once, not twice. */
+	args.extras.no_nested_mounts = isd_seccomp_always_refuses(&seccomp, "mount") &&
+				       isd_seccomp_always_refuses(&seccomp, "fsopen");
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		isd_error(-errno, "creating the setup socket");

@@ -674,6 +674,22 @@ int isd_seccomp_install(const struct isd_seccomp_program *prog)
 			 prog->name ? prog->name : "?");
 }
 
+bool isd_seccomp_always_refuses(const struct isd_seccomp_program *prog, const char *name)
+{
+	struct seccomp_data d = { .nr = seccomp_syscall_resolve_name(name), .arch = seccomp_arch_native() };
+	unsigned steps;
+	bool constant;
+	int64_t action;
+
+	if (!prog || prog->unconfined || !prog->filter || d.nr < 0)
+		return false;
+	action = isd_seccomp_bpf_run(prog->filter, prog->len, &d, &steps, &constant);
+	/* constant: the arguments were never read, so no value of them
+	 * gets another answer */
+	return action >= 0 && constant && (action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW &&
+	       (action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_LOG;
+}
+
 void isd_seccomp_program_free(struct isd_seccomp_program *prog)
 {
 	if (!prog)

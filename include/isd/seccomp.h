@@ -35,6 +35,9 @@ int isd_seccomp_prepare_buffer(const char *buf, size_t len, const char *label, s
  * already set, all caps dropped).  Does not allocate.  No-op when
  * unconfined. */
 int isd_seccomp_install(const struct isd_seccomp_program *prog);
+/* True when PROG refuses syscall NAME of the native ABI whatever its
+ * arguments (false when unconfined, allowed or argument-checked). */
+bool isd_seccomp_always_refuses(const struct isd_seccomp_program *prog, const char *name);
 void isd_seccomp_program_free(struct isd_seccomp_program *prog);
 /* `isd seccomp SUBCOMMAND ...` (argv[0] == "seccomp"): the exit status. */
 int isd_seccomp_main(int argc, char **argv);
