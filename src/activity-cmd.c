@@ -146,6 +146,18 @@ void isd_activity_format_exec_tail(struct isd_line *l, json_object *o)
 		isd_line_puts(l, path);
 		isd_line_puts(l, "]");
 	}
+	/* what the kernel ran once the exec was over (src/activity-exe.c) */
+	if (get_str(o, "exe", NULL) && strcmp(get_str(o, "exe", NULL), path ? path : "")) {
+		isd_line_puts(l, "  [ran ");
+		isd_line_puts(l, get_str(o, "exe", NULL));
+		isd_line_puts(l, "]");
+	} else if (json_object_object_get_ex(o, "ran", &argv) && !json_object_get_boolean(argv)) {
+		isd_line_puts(l, "  [not run: the exec failed]");
+	} else if (get_str(o, "exe_unknown", NULL)) {
+		isd_line_puts(l, "  [ran ?: ");
+		isd_line_puts(l, get_str(o, "exe_unknown", NULL));
+		isd_line_puts(l, "]");
+	}
 	if (get_str(o, "unreadable", NULL)) {
 		isd_line_puts(l, "  [argv unreadable: ");
 		isd_line_puts(l, get_str(o, "unreadable", NULL));
@@ -375,8 +387,8 @@ int isd_activity_cmd_log(int argc, char **argv)
 	const char *id = NULL, *file = NULL;
 	struct log_view v = {.fd = -1};
 	struct isd_activity_reader reader = {.line = show_line, .arg = &v};
-	bool follow = false, consumed;
-	_cleanup_free_ char *path = NULL;
+	bool follow = false;
+	_cleanup_free_ char *path = NULL, *cwd = NULL;
 	int r;
 
 	while (isd_cli_next(&a)) {
@@ -404,9 +416,12 @@ int isd_activity_cmd_log(int argc, char **argv)
 		s.id = isd_xstrdup("(none)");
 		goto open_log;
 	}
-	r = isd_session_from_arg(id, false, &s, &consumed);
-	if (r == 0 && id && !consumed)
-		r = isd_error(-ENOENT, "isd log: no session %s of yours (isd session list)", id);
+	if (!id && !(cwd = getcwd(NULL, 0))) {
+		r = isd_error(-errno, "isd log: finding the current directory");
+	} else {
+		/* the newest run, also one that has no changes (yet) */
+		r = isd_session_log_find(id, cwd, &s);
+	}
 	if (r < 0) {
 		isd_error_print("isd log failed");
 		isd_session_free(&s);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/activity.h"
+#include "activity-exe.h"
 #include "isd/seccomp.h"
 #include "activity-rec.h"
 #include "testhooks.h"
@@ -42,7 +43,7 @@
 
 struct exec_arch {
 	uint32_t arch;
-	int execve_nr, execveat_nr;
+	int execve_nr, execveat_nr, checkpoint_nr;
 	unsigned ptr_size;
 };
 
@@ -63,6 +64,7 @@ struct isd_activity {
 	pthread_mutex_t lock; /* the log: written, dropped, log_fd's writes */
 	struct rec rec;
 	char *scratch; /* one string read from the payload */
+	struct isd_exe_watch *exe; /* the exec records waiting for their exe */
 };
 
 void rec_putn(struct rec *r, const char *s, size_t n)
@@ -172,15 +174,23 @@ static void rec_time(struct rec *r)
 	rec_time_at(r, NULL);
 }
 
+/* A whole record, its newline included. */
+static void write_text(void *arg, const char *buf, size_t len)
+{
+	struct isd_activity *a = arg;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->written + len + DROPPED_RESERVE > a->limit)
+		a->dropped++;
+	else if (isd_write_all(a->log_fd, buf, len) == 0)
+		a->written += len;
+	pthread_mutex_unlock(&a->lock);
+}
+
 void activity_write(struct isd_activity *a, struct rec *r)
 {
 	rec_putn(r, "\n", 1);
-	pthread_mutex_lock(&a->lock);
-	if (a->written + r->len + DROPPED_RESERVE > a->limit)
-		a->dropped++;
-	else if (isd_write_all(a->log_fd, r->buf, r->len) == 0)
-		a->written += r->len;
-	pthread_mutex_unlock(&a->lock);
+	write_text(a, r->buf, r->len);
 }
 
 static void write_record(struct isd_activity *a)
@@ -197,6 +207,7 @@ static void add_arch(struct isd_activity *a, scmp_filter_ctx ctx, uint32_t arch,
 	e->arch = arch;
 	e->execve_nr = seccomp_syscall_resolve_name_arch(arch, "execve");
 	e->execveat_nr = seccomp_syscall_resolve_name_arch(arch, "execveat");
+	e->checkpoint_nr = seccomp_syscall_resolve_name_arch(arch, "set_tid_address");
 	e->ptr_size = ptr_size;
 	a->n_arches++;
 }
@@ -250,6 +261,10 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 	r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
 	if (r == 0)
 		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
+	/* Made once at the start of a program by glibc and musl: where isd
+	 * sees which executable an exec ran (src/activity-exe.c). */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(set_tid_address), 0);
 	if (r == 0)
 		r = isd_seccomp_export(ctx, &a->filter, &a->len);
 	else
@@ -259,6 +274,7 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 		goto fail;
 	a->rec.buf = isd_xmalloc(REC_CAP);
 	a->rec.cap = REC_CAP;
+	a->exe = isd_exe_watch_new(write_text, a);
 	a->scratch = isd_xmalloc(ISD_ACTIVITY_MAX_ARGV + 1);
 	*out = a;
 	return 0;
@@ -304,19 +320,22 @@ static ssize_t read_str(int mem, uint64_t addr, char *buf, size_t max, bool *cut
 
 /* The pid in the innermost pid namespace (the sandbox's) and the host
  * pid of the parent, from /proc/PID/status. */
-void activity_read_status(pid_t pid, long *ns_pid, long *ppid)
+/* That, and the host pid of the thread group. */
+static void read_status(pid_t pid, long *ns_pid, long *ppid, long *tgid)
 {
 	char path[64], buf[2048];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 	char *p;
 
-	*ns_pid = *ppid = -1;
+	*ns_pid = *ppid = *tgid = -1;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
 		return;
 	buf[n] = '\0';
+	if ((p = strstr(buf, "\nTgid:")))
+		*tgid = strtol(p + 6, NULL, 10);
 	if ((p = strstr(buf, "\nPPid:")))
 		*ppid = strtol(p + 6, NULL, 10);
 	if ((p = strstr(buf, "\nNSpid:"))) {
@@ -327,6 +346,13 @@ void activity_read_status(pid_t pid, long *ns_pid, long *ppid)
 		if (p)
 			*ns_pid = strtol(p + 1, NULL, 10);
 	}
+}
+
+void activity_read_status(pid_t pid, long *ns_pid, long *ppid)
+{
+	long tgid;
+
+	read_status(pid, ns_pid, ppid, &tgid);
 }
 
 static const struct exec_arch *find_arch(const struct isd_activity *a, uint32_t arch)
@@ -383,12 +409,13 @@ static void rec_argv(struct isd_activity *a, int mem, uint64_t argv_addr, unsign
 		rec_puts(&a->rec, ",\"argv_cut\":true");
 }
 
-static void build_record(struct isd_activity *a, const struct seccomp_notif *req)
+/* Returns the host pid of the caller's thread group. */
+static long build_record(struct isd_activity *a, const struct seccomp_notif *req)
 {
 	const struct exec_arch *arch = find_arch(a, req->data.arch);
 	pid_t pid = (pid_t)req->pid;
 	char path[64], cwd[PATH_MAX];
-	long ns_pid, ppid, ns_ppid = -1, dummy;
+	long ns_pid, ppid, tgid, ns_ppid = -1, dummy;
 	uint64_t path_addr, argv_addr;
 	int nr = req->data.nr;
 	bool cut, at;
@@ -398,7 +425,7 @@ static void build_record(struct isd_activity *a, const struct seccomp_notif *req
 	a->rec.len = 0;
 	rec_puts(&a->rec, "{\"type\":\"exec\",");
 	rec_time(&a->rec);
-	activity_read_status(pid, &ns_pid, &ppid);
+	read_status(pid, &ns_pid, &ppid, &tgid);
 	if (ppid > 0)
 		activity_read_status((pid_t)ppid, &ns_ppid, &dummy);
 	rec_printf(&a->rec, ",\"pid\":%ld,\"ppid\":%ld,\"host_pid\":%d", ns_pid, ns_ppid, pid);
@@ -438,6 +465,7 @@ static void build_record(struct isd_activity *a, const struct seccomp_notif *req
 	}
 	a->initial_done = true;
 	rec_puts(&a->rec, "}");
+	return tgid;
 }
 
 static void handle_one(struct isd_activity *a)
@@ -446,19 +474,35 @@ static void handle_one(struct isd_activity *a)
 	struct seccomp_notif_resp resp;
 	bool valid;
 
+	const struct exec_arch *arch;
+	long tgid;
+	int exe = -1;
+
 	memset(&req, 0, sizeof(req));
 	if (ioctl(a->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return; /* ENOENT: the caller died before we got to it */
-	build_record(a, &req);
+	arch = find_arch(a, req.data.arch);
+	/* The caller is stopped: an exec of it that waits is over. */
+	if (arch && (req.data.nr == arch->checkpoint_nr || (int)((unsigned)req.data.nr & ~X32_BIT) == arch->checkpoint_nr)) {
+		isd_exe_watch_stopped(a->exe, (pid_t)req.pid, 0);
+	} else {
+		tgid = build_record(a, &req);
+		isd_exe_watch_stopped(a->exe, (pid_t)req.pid, (pid_t)tgid);
+		exe = isd_exe_watch_before(a->exe, (pid_t)req.pid, (pid_t)tgid);
+	}
 	valid = ioctl(a->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0;
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
 	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	(void)!ioctl(a->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	if (exe < 0)
+		return;
 	/* A caller that died during the reads may have had its pid reused:
 	 * what was read is not known to be its. */
 	if (valid)
-		write_record(a);
+		isd_exe_watch_add(a->exe, exe, a->rec.buf, a->rec.len);
+	else
+		isd_exe_watch_cancel(a->exe, exe);
 }
 
 static void *listen_loop(void *arg)
@@ -467,11 +511,12 @@ static void *listen_loop(void *arg)
 	struct pollfd p[2] = {{.fd = a->listener, .events = POLLIN}, {.fd = a->stop_pipe[0], .events = POLLIN}};
 
 	for (;;) {
-		if (poll(p, 2, -1) < 0) {
+		if (poll(p, 2, isd_exe_watch_timeout(a->exe)) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		isd_exe_watch_tick(a->exe);
 		if (p[1].revents)
 			break;
 		if (p[0].revents & POLLIN)
@@ -557,6 +602,9 @@ void isd_activity_free(struct isd_activity *a)
 		(void)!write(a->stop_pipe[1], "x", 1);
 		pthread_join(a->thread, NULL);
 	}
+	/* what still waits, in order, before the dropped line counts */
+	isd_exe_watch_free(a->exe);
+	a->exe = NULL;
 	if (a->dropped && a->log_fd >= 0) {
 		a->rec.len = 0;
 		rec_puts(&a->rec, "{\"type\":\"dropped\",");

@@ -114,7 +114,7 @@ static int write_json(const struct isd_session *s)
 	return r;
 }
 
-static int load(const char *root, const char *id, struct isd_session *out)
+int isd_session_load(const char *root, const char *id, struct isd_session *out)
 {
 	_cleanup_free_ char *path = isd_xasprintf("%s/%s/session.json", root, id), *text = NULL;
 	json_object *o, *v;
@@ -313,7 +313,7 @@ int isd_session_open(const char *id, bool lock, struct isd_session *out)
 		return isd_error(-ENOENT, "no session %s in %s (isd session list shows them)", id, root);
 	if (matches > 1)
 		return isd_error(0, "session id %s is ambiguous: %s, %s", id, found, others);
-	if ((r = load(root, found, out)) < 0)
+	if ((r = isd_session_load(root, found, out)) < 0)
 		return r;
 	if (lock && (r = take_lock(out)) < 0) {
 		isd_session_free(out);
@@ -347,7 +347,7 @@ int isd_session_find_latest(const char *dir, bool lock, struct isd_session *out)
 		size_t count = 0;
 		bool changed;
 
-		if (load(root, ids[i], &s) < 0)
+		if (isd_session_load(root, ids[i], &s) < 0)
 			continue;
 		if (!isd_path_under(dir, s.project)) {
 			isd_session_free(&s);
@@ -373,7 +373,7 @@ int isd_session_find_latest(const char *dir, bool lock, struct isd_session *out)
 	isd_error_clear();
 	if (!best)
 		return isd_error(-ENOENT, "no session for %s (isd session list shows them all; give an ID)", dir);
-	if ((r = load(root, best, out)) < 0)
+	if ((r = isd_session_load(root, best, out)) < 0)
 		return r;
 	local_time(out->started_ns, when, sizeof(when));
 	fprintf(stderr, "isd: session %s of %s (started %s, %zu change%s)", out->id, out->project, when, best_count,
@@ -466,6 +466,7 @@ void isd_session_finish(struct isd_session *s)
 	if (r < 0) {
 		isd_warn("session %s kept: %s", s->id, isd_error_message());
 	} else if (count == 0 && !s->keep) {
+		isd_session_keep_log(s);
 		if (isd_session_remove(s) < 0)
 			isd_warn("%s", isd_error_message());
 	} else {
@@ -576,7 +577,7 @@ static int session_list(bool as_json)
 		size_t count, n_commands = 0, n_conns = 0;
 		int rc_commands;
 
-		if (load(root, ids[i], &s) < 0)
+		if (isd_session_load(root, ids[i], &s) < 0)
 			continue;
 		running = isd_session_is_running(&s);
 		/* --storage-opt size= of its last run (src/storage-watch.c) */
@@ -700,7 +701,7 @@ static int discard_all(void)
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct isd_session s;
 
-		if (load(root, ids[i], &s) < 0)
+		if (isd_session_load(root, ids[i], &s) < 0)
 			continue;
 		if (isd_path_under(cwd, s.project)) {
 			isd_session_free(&s);

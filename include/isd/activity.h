@@ -7,7 +7,8 @@
  * the profile's own decisions stand (an ERRNO or KILL of the profile wins
  * over a notification).  The listener descriptor goes to isd over the
  * setup socket; isd reads path, argv and cwd through /proc/PID and answers
- * SECCOMP_USER_NOTIF_FLAG_CONTINUE.  This is evidence, not enforcement:
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE.  set_tid_address is notified too (the
+ * point where isd sees which executable an exec ran) and let go on.  This is evidence, not enforcement:
  * another thread of the payload can change argv between the read and the
  * exec.
  *
@@ -15,7 +16,8 @@
  * not UTF-8 as \udcXX, Python's surrogateescape):
  *   {"type":"header","time":T,"version":1,"exec_records":true|false[,"reason":S]}
  *   {"type":"exec","time":T,"pid":N,"ppid":N,"host_pid":N,"cwd":S,
- *    "path":S,"argv":[S...][,"argv_cut":true][,"dirfd":N]}
+ *    "path":S,"argv":[S...][,"argv_cut":true][,"dirfd":N],
+ *    one of "exe":S | "ran":false | "exe_unknown":S}  (src/activity-exe.c)
  *   {"type":"net","time":T,"verdict":"allowed"|"denied"|"failed","what":S,"host":S
  *    [,"port":N][,"rule":S][,"reason":S][,"via":S],"up":N,"down":N,"duration_ms":N
  *    [,"pid":N,"host_pid":N]}  (a connection through the relay: its start

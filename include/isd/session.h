@@ -87,6 +87,20 @@ int isd_session_remove(struct isd_session *s);
 
 void isd_session_free(struct isd_session *s);
 
+/* The description in root/id/session.json (no lock, no check of id). */
+int isd_session_load(const char *root, const char *id, struct isd_session *out);
+
+/* The activity logs of sessions removed for having no changes
+ * (src/session-logs.c): $XDG_STATE_HOME/isd/logs/ID/ holds the log and
+ * session.json, the newest 20 are kept. */
+char *isd_session_logs_root(void);
+/* Before an empty session is removed: its log moves there. */
+void isd_session_keep_log(const struct isd_session *s);
+/* For `isd log`: the session id names (a prefix), or a kept log of that
+ * id; without id, the newest session or kept log whose project is dir or
+ * contains it, named on stderr.  out->dir holds the log. */
+int isd_session_log_find(const char *id, const char *dir, struct isd_session *out);
+
 /* Remove the half-removed sessions (.removing-ID) an interrupted removal
  * left (src/session-gc.c; `isd gc`). */
 int isd_session_gc(bool dry_run, size_t *removed);

@@ -75,7 +75,7 @@ test_log_tree() {
 	cwd=$(sed -n 's/.*"type":"exec".*"cwd":"\([^"]*\)".*/\1/p' "$T/tree.log" | head -n 1)
 	# without the times and where sh was found (as root the path, rootless
 	# the name isd asked for); pids as the kernel gave them, checked below
-	tree=$(printf '%s\n' "$out" | sed 's/^[^ ]*  //; s/pid [0-9]*/pid N/; s/  \[exec [^]]*sh\]$//' | sed 1d)
+	tree=$(printf '%s\n' "$out" | sed 's/^[^ ]*  //; s/pid [0-9]*/pid N/; s/  \[ran [^]]*\]$//; s/  \[exec [^]]*sh\]$//' | sed 1d)
 	expect_eq "$tree" "pid N (parent 1)  $cwd  \$ sh -c 'sh -c \"/bin/true a; exec /bin/true c\" ; (cd /tmp && /bin/echo b \$(printf \"\\033]0;x\\007\"))'
   pid N  $cwd  \$ sh -c '/bin/true a; exec /bin/true c'
   pid N, exec 2  $cwd  \$ /bin/true c
@@ -358,4 +358,69 @@ print(sum(query("n%d.test" % i, "udp") == "NXDOMAIN" for i in range(200)))
 	want=201
 	grep -q '"exec_records":false' "$T/flood.log" && want=200
 	expect_eq "$((kept + execs + dropped))" "$want" "records kept and dropped (200 names and the exec)"
+}
+
+# The executable that ran, as the kernel names it once the exec is over:
+# through a symlink, by a shell's exec, and none for an exec that failed.
+test_log_exe_that_ran() {
+	sleep_exe=$(readlink -f /bin/sleep)
+	sh_exe=$(readlink -f /bin/sh)
+	run_isd exec --activity-log "$T/exe.log" -- \
+		sh -c 'ln -s /bin/sleep /tmp/snooze && /tmp/snooze 0 && sh -c "exec /tmp/snooze 0"'
+	expect_rc 0 "the payload"
+	need_exec_records "$T/exe.log"
+	expect_eq "$(grep -c '"path":"/tmp/snooze","argv":\["/tmp/snooze","0"\],"exe":"'"$sleep_exe"'"}' "$T/exe.log")" 2 \
+		"records of the symlink's execs with the executable that ran"
+	expect_contains "$(cat "$T/exe.log")" '"argv":["sh","-c","exec /tmp/snooze 0"],"exe":"'"$sh_exe"'"}'
+	run_isd log --file "$T/exe.log"
+	expect_contains "$out" "  \$ /tmp/snooze 0  [ran $sleep_exe]"
+	command -v python3 >/dev/null || skip "python3 (python3) is not installed"
+	run_isd exec --activity-log "$T/fail.log" -- python3 -c '
+import os
+try:
+    os.execv("/nonexistent", ["nonexistent"])
+except OSError:
+    pass
+os.execv("/bin/true", ["/bin/true", "after"])'
+	expect_rc 0 "the payload"
+	expect_contains "$(cat "$T/fail.log")" '"path":"/nonexistent","argv":["nonexistent"],"ran":false}'
+	expect_contains "$(cat "$T/fail.log")" '"argv":["/bin/true","after"],"exe":"'"$(readlink -f /bin/true)"'"}'
+	run_isd log --file "$T/fail.log"
+	expect_contains "$out" "  \$ nonexistent  [exec /nonexistent]  [not run: the exec failed]"
+}
+
+# A session without changes is removed when its sandbox ends, but what it
+# ran is kept: isd log in the project, or by the session's id, shows it;
+# the newest 20 such logs are kept.
+test_log_of_session_without_changes() {
+	P=$T/proj
+	mkdir -p "$P"
+	export XDG_STATE_HOME=$T/state
+	run_isd exec --profile none --workspace "$P:cow" -- /bin/echo nothing-changed
+	expect_rc 0 "the payload"
+	expect_eq "$(ls "$XDG_STATE_HOME/isd/sessions" | grep -v '^\.')" "" "sessions kept"
+	out=$(cd "$P" && "$ISD" log 2>"$T/err"); rc=$?; err=$(cat "$T/err")
+	expect_rc 0 "isd log of a session without changes"
+	need_exec_records "$XDG_STATE_HOME"/isd/logs/*/activity.jsonl
+	expect_contains "$out" "  \$ /bin/echo nothing-changed"
+	expect_contains "$err" "ended without changes"
+	id=$(ls "$XDG_STATE_HOME/isd/logs")
+	run_isd log --json "$id"
+	expect_rc 0 "isd log ID of a session without changes"
+	expect_contains "$out" '"argv":["/bin/echo","nothing-changed"]'
+	# a newer run, with a change, is the one isd log takes; the older stays
+	(cd "$P" && "$ISD" exec --profile none --workspace "$P:cow" -- sh -c 'echo x >changed') >/dev/null 2>&1
+	out=$(cd "$P" && "$ISD" log 2>/dev/null)
+	expect_contains "$out" "  \$ sh -c 'echo x >changed'"
+	run_isd log "$id"
+	expect_contains "$out" "  \$ /bin/echo nothing-changed" "the older log by its id"
+	i=0
+	while [ $i -lt 20 ]; do
+		"$ISD" exec --profile none --workspace "$P:cow" -- /bin/true "$i" >/dev/null 2>&1 || fail "run $i"
+		i=$((i + 1))
+	done
+	expect_eq "$(ls "$XDG_STATE_HOME/isd/logs" | wc -l)" 20 "logs kept"
+	[ -e "$XDG_STATE_HOME/isd/logs/$id" ] && fail "the oldest log was kept past the bound"
+	out=$(cd "$P" && "$ISD" log 2>/dev/null)
+	expect_contains "$out" "  \$ /bin/true 19"
 }
