@@ -238,3 +238,19 @@ except OSError as e:
 	expect_rc 0 "--isolation landlock --device /dev/net/tun"
 	expect_eq "$out" ioctl-ok "the granted node"
 }
+
+# A profile line is an option line: --device from a profile, named as its
+# origin, and its errors name the profile's line.
+test_device_from_profile() {
+	mkdir -p "$T/config/isd/profiles"
+	echo "--device /dev/zero:/dev/gpu0:r" >"$T/config/isd/profiles/gpu.conf"
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile gpu -- sh -c 'head -c 2 /dev/gpu0 | od -An -tx1 | tr -d " "'
+	expect_rc 0 "--profile gpu"
+	expect_eq "$out" 0000 "the profile's device"
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile gpu --print-spec -- true
+	expect_contains "$(printf '%s' "$out" | tr -d ' \n')" "\"origin\":\"profile$T/config/isd/profiles/gpu.conf:1\""
+	echo "--device /dev/isd-no-such-node" >>"$T/config/isd/profiles/gpu.conf"
+	XDG_CONFIG_HOME=$T/config run_isd exec --profile gpu -- true
+	expect_rc 125 "a bad --device in a profile"
+	expect_contains "$err" "from profile $T/config/isd/profiles/gpu.conf:2"
+}
