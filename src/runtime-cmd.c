@@ -200,6 +200,25 @@ static int write_pid_file(const char *path, pid_t pid)
 	return r < 0 ? isd_error_prefix(r, "writing the pid file: ") : 0;
 }
 
+/* linux.seccomp is the payload's filter (the sandbox installs one):
+ * compiled from the container's own copy, where exec finds it too. */
+static int use_config_seccomp(struct isd_spec *spec, const struct isd_oci_extra *x, int dirfd, const char *id)
+{
+	int r;
+
+	if (!x->seccomp)
+		return 0;
+	if (strcmp(spec->seccomp, "unconfined") != 0)
+		return RT_ERR(-EOPNOTSUPP, "%s: linux.seccomp together with %s=agent: one filter only, for now",
+			      x->config_path, ISD_OCI_ANNOTATION_SECCOMP);
+	r = isd_replace_file_at(dirfd, RT_SECCOMP, x->seccomp, strlen(x->seccomp), 0600, false);
+	if (r < 0)
+		return isd_error_prefix(r, "keeping the seccomp profile of container %s: ", id);
+	free(spec->seccomp);
+	spec->seccomp = isd_xasprintf("%s/%s/%s", rt_global.root, id, RT_SECCOMP);
+	return 0;
+}
+
 /* The container made, its state saved, stopped at the gate.  *pty_master
  * is set for run's own terminal relay (spec->tty without a console
  * socket), else -1. */
@@ -233,6 +252,9 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	if (r < 0)
 		goto out;
 	made = true;
+	r = use_config_seccomp(&spec, &extra, dirfd, o->id);
+	if (r < 0)
+		goto out;
 	if (mkfifoat(dirfd, RT_FIFO, 0600) < 0 || (gate = openat(dirfd, RT_FIFO, O_RDWR | O_CLOEXEC)) < 0) {
 		r = isd_error(-errno, "creating the start gate %s/%s/%s", rt_global.root, o->id, RT_FIFO);
 		goto out;

@@ -230,10 +230,15 @@ int main(int argc, char **argv)
 	a.stop_at_operand = true;
 	while (rt_next(&a)) {
 		switch (a.id) {
-		case G_ROOT:
+		case G_ROOT: {
+			char cwd[4096];
 			free(rt_global.root);
-			rt_global.root = isd_xstrdup(a.value);
+			/* absolute: the sandbox is handed paths below it */
+			rt_global.root = a.value[0] == '/' || !getcwd(cwd, sizeof(cwd))
+						 ? isd_xstrdup(a.value)
+						 : isd_xasprintf("%s/%s", cwd, a.value);
 			break;
+		}
 		case G_LOG:
 			free(log_path);
 			log_path = a.value[0] ? isd_xstrdup(a.value) : NULL;

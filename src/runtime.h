@@ -101,6 +101,7 @@ uint64_t rt_pid_start_time(pid_t pid);
 pid_t *rt_container_pids(const struct rt_state *st, size_t *n);
 
 #define RT_FIFO "exec.fifo"
+#define RT_SECCOMP "seccomp.json" /* linux.seccomp, as the container's filter */
 
 /* ---- commands ---- */
 int rt_cmd_create(int argc, char **argv);

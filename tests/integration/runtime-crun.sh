@@ -23,7 +23,7 @@ diff_bundle() {
 	mkdir -p "$T/b/rootfs/bin" "$T/b/rootfs/proc" "$T/b/rootfs/dev" "$T/b/rootfs/sys" "$T/b/rootfs/tmp" \
 		"$T/b/rootfs/etc" "$T/bc" || fail "cannot make the bundle"
 	cp /bin/busybox "$T/b/rootfs/bin/" && cp "$PROBE" "$T/b/rootfs/probe" || fail "cannot fill the bundle"
-	for a in sh env hostname id sort cat; do
+	for a in sh env hostname id sort cat mkdir grep; do
 		ln -sf busybox "$T/b/rootfs/bin/$a"
 	done
 	if [ "$(id -u)" -eq 0 ]; then
@@ -136,4 +136,14 @@ test_user() {
 	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
 	expect_contains "$crun_out" "Uid:	1234" "crun: process.user"
 	expect_eq "$(lines "$isd_out" 'Uid|Gid')" "$(lines "$crun_out" 'Uid|Gid')" "process.user"
+}
+
+test_seccomp() {
+	diff_bundle 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+	{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}
+c["process"]["args"] = ["sh", "-c", "/probe status | grep Seccomp; mkdir /tmp/d || echo mkdir-refused"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "mkdir-refused" "crun: the config's filter"
+	expect_eq "$isd_out" "$crun_out" "linux.seccomp"
 }
