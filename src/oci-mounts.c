@@ -259,8 +259,6 @@ static int parse_mount(struct oci_ctx *c, const char *path, struct json_object *
 		if ((r = mount_option(c, p, m, data_ok, options[i], &m->data)) < 0)
 			return r;
 	}
-	if (m->propagation && m->type != ISD_OCI_MOUNT_BIND)
-		oci_note(c, path, "propagation of a new mount: applied after it is made");
 
 	oci_path(p, sizeof(p), "%s.source", path);
 	v = oci_field(o, "source");

@@ -99,7 +99,9 @@ struct isd_oci_mount {
 	char *source;      /* bind: absolute host path (a relative one is the bundle's); else as given or NULL */
 	char *destination; /* absolute and normalized, inside the container's root */
 	unsigned long flags;       /* MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, atime, sync ... to set */
-	unsigned long propagation; /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE, | MS_REC; 0 = unchanged */
+	/* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE, | MS_REC; 0 = unchanged;
+	 * for any type (podman writes rprivate on tmpfs): set after the mount */
+	unsigned long propagation;
 	bool recursive;            /* bind: rbind */
 	char *data;                /* file system options for mount(2) ("size=65536k,mode=755"), or NULL */
 	bool copy_up;              /* tmpfs "tmpcopyup": what the image has at destination copied in */

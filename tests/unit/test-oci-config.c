@@ -730,6 +730,23 @@ static void test_root_default(void)
 	CHECK(!extra.notes);
 }
 
+/* What podman (rootless, vfs, with isd's annotations) and containerd's
+ * ctr hand a runtime, written by hand from their documented defaults. */
+static void test_engine_configs(void)
+{
+	CHECK(load_fixture("podman-rootless", ISD_OCI_LOAD_ANNOTATIONS | ISD_OCI_LOAD_SYSTEMD_CGROUP) == 0);
+	CHECK(spec.network == ISD_NET_NETLESS && spec.net.n_allow == 1 && !strcmp(spec.seccomp, "default"));
+	CHECK(extra.seccomp && spec.limits.pids_limit == 2048 && spec.n_uid_ranges == 2);
+	CHECK(extra.cgroup_dir && !strcmp(extra.cgroup_dir, "/user.slice/libpod-0123abcd.scope"));
+	CHECK(extra.n_mounts == 11 && extra.mounts[9].copy_up && extra.mounts[2].recursive);
+	CHECK(isd_strv_len(extra.sysctl) == 1 && isd_strv_len(extra.annotations) == 6);
+	CHECK(!extra.notes);
+	CHECK(load_fixture("containerd", 0) == 0);
+	CHECK(!strcmp(extra.apparmor_profile, "cri-containerd.apparmor.d") && !spec.hostname);
+	CHECK(!strcmp(extra.cgroup_dir, "/default/ctr1") && spec.limits.cpu_weight == 100);
+	CHECK(extra.n_additional_gids == 2 && extra.n_mounts == 8 && !extra.notes);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -756,6 +773,7 @@ int main(int argc, char **argv)
 	test_personality();
 	test_rootless_default();
 	test_root_default();
+	test_engine_configs();
 	isd_spec_free(&spec);
 	isd_oci_extra_free(&extra);
 	return check_result();
