@@ -125,6 +125,46 @@ static int remove_tree(int dfd, const char *name, const char *path)
 	return 0;
 }
 
+static struct isd_inode_slot *inode_slot(struct isd_inode_map *m, uint64_t dev, uint64_t ino)
+{
+	size_t i = (size_t)((ino * 0x9E3779B97F4A7C15ULL) ^ dev) & (m->cap - 1);
+
+	while (m->slot[i].used && (m->slot[i].ino != ino || m->slot[i].dev != dev))
+		i = (i + 1) & (m->cap - 1);
+	return &m->slot[i];
+}
+
+bool isd_inode_map_find_or_add(struct isd_inode_map *m, uint64_t dev, uint64_t ino, size_t value, size_t *found)
+{
+	struct isd_inode_slot *s;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct isd_inode_map bigger = {.cap = m->cap ? m->cap * 2 : 256, .n = m->n};
+		bigger.slot = isd_xcalloc(bigger.cap, sizeof(*bigger.slot));
+		for (size_t k = 0; k < m->cap; k++)
+			if (m->slot[k].used)
+				*inode_slot(&bigger, m->slot[k].dev, m->slot[k].ino) = m->slot[k];
+		free(m->slot);
+		*m = bigger;
+	}
+	s = inode_slot(m, dev, ino);
+	if (s->used) {
+		if (found)
+			*found = s->value;
+		return true;
+	}
+	*s = (struct isd_inode_slot){dev, ino, value, true};
+	m->n++;
+	return false;
+}
+
+void isd_inode_map_free(struct isd_inode_map *m)
+{
+	free(m->slot);
+	m->slot = NULL;
+	m->cap = m->n = 0;
+}
+
 int isd_rm_rf_at(int dfd, const char *name)
 {
 	return remove_tree(dfd, name, name);

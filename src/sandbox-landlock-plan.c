@@ -321,14 +321,6 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 				    "and /etc/hosts");
 	if (spec->activity_log)
 		return isd_error(0, TIER ": --activity-log is not supported in this tier yet");
-	/* The watcher counts an overlay's upper layer, not a copy: a bound
-	 * the user asked for is refused, a profile's default noted (each
-	 * file stays bounded). */
-	for (const char *const *k = (const char *const[]){"storage:size", "storage:inodes", "storage:min-free", NULL}; *k; k++) {
-		const char *o = isd_spec_get_origin(spec, *k);
-		if (o && strncmp(o, "profile ", 8))
-			return isd_error(0, TIER ": --storage-opt %s is not supported in this tier yet", *k + 8);
-	}
 	if ((sock = engine_socket()))
 		return isd_error(0, TIER ": the container engine's socket %s answers you, and Landlock cannot keep the payload "
 				    "from a unix socket by its path (that socket is root on the engine's host); use the full tier "

@@ -427,6 +427,52 @@ static void close_state(const struct isd_spec *spec, const struct isd_mount_extr
 	}
 }
 
+/* The time that parts the copies' own entries from what the payload
+ * changes: later than every ctime the copies got (a ctime can be finer
+ * than the coarse clock), earlier than every ctime to come (never before
+ * the coarse clock's now): the coarse clock once it passed the fine one. */
+static void baseline_time(struct timespec *since)
+{
+	struct timespec fine;
+
+	clock_gettime(CLOCK_REALTIME, &fine);
+	for (int i = 0; i < 1000; i++) {
+		clock_gettime(CLOCK_REALTIME_COARSE, since);
+		if (since->tv_sec > fine.tv_sec || (since->tv_sec == fine.tv_sec && since->tv_nsec > fine.tv_nsec))
+			return;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
+}
+
+/* The storage watcher (src/storage-watch.c): besides what the full tier
+ * counts, the copies (the workspace's, the agent's state: what changed
+ * since they were made) and the private directories, which stand for the
+ * full tier's size-bounded tmpfs but lie on a host file system. */
+static int prepare_storage(const struct isd_spec *spec, const struct isd_session *session,
+			   const struct isd_mount_extras *x, const struct isd_tier_dirs *d, const struct timespec *since,
+			   struct isd_storage_watch **out)
+{
+	struct isd_storage_scope scope;
+	char pid[16];
+	int r;
+
+	isd_storage_scope_collect(spec, session ? session->dir : NULL, x->state_upper, x->state_file, spec->n_mounts,
+				  &scope);
+	if (d->copy)
+		isd_strv_push(&scope.accounted, isd_xstrdup(d->copy));
+	for (size_t i = 0; i < d->n_state; i++)
+		if (d->state[i] && spec->mounts[i].type == ISD_MOUNT_OVERLAY)
+			isd_strv_push(&scope.accounted, isd_xstrdup(d->state[i]));
+	isd_strv_push(&scope.accounted, isd_xstrdup(d->root));
+	isd_strv_push(&scope.writable, isd_xstrdup(d->root));
+	scope.baseline = *since;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	scope.id = session ? session->id : pid;
+	r = isd_storage_watch_prepare(spec, &scope, out);
+	isd_storage_scope_free(&scope);
+	return r;
+}
+
 /* The cow workspace: a new session, and the project copied into it. */
 static int open_copy(const struct isd_spec *spec, struct isd_session *session, struct isd_tier_dirs *d,
 		     struct timespec *since)
@@ -480,6 +526,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	bool have_session = false;
 	struct isd_mount_extras extras = {.image_fd = -1};
 	struct isd_agent_state_run *astate = NULL;
+	struct isd_storage_watch *storage = NULL;
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
 	struct sigaction old_forward[ISD_N_FORWARDED_SIGNALS];
 	bool forwarding = false;
@@ -494,9 +541,6 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	pid_t pid, self = getpid();
 
 	isd_cgroup_init(&cg);
-	if (spec->storage.size)
-		fprintf(stderr, "isd: note: the landlock tier does not watch the profile's --storage-opt size: each file is "
-				"bounded (RLIMIT_FSIZE), the sandbox's total is not\n");
 	if ((r = isd_seccomp_prepare(spec->seccomp, &t.seccomp)) < 0 || (r = isd_tier_socket_filter(spec, &t.sockets)) < 0 ||
 	    (r = isd_cgroup_prepare(&spec->limits, &cg)) < 0 || (r = isd_spec_create_sources(spec)) < 0 ||
 	    (r = isd_workspace_prepare_host(spec, &ws_host)) < 0 || (r = isd_proxy_new(spec, &proxy)) < 0)
@@ -512,9 +556,9 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	if ((r = isd_agent_state_begin(spec, have_session ? session.id : NULL, getenv("HOME"), &extras, &astate)) < 0 ||
 	    (r = copy_state(spec, &extras, &t.dirs)) < 0 || (r = make_dirs(spec, &t.dirs)) < 0)
 		goto out;
-	/* The coarse clock is the one ctime comes from: a change in the same
-	 * tick is compared, never missed. */
-	clock_gettime(CLOCK_REALTIME_COARSE, &since);
+	baseline_time(&since);
+	if ((r = prepare_storage(spec, have_session ? &session : NULL, &extras, &t.dirs, &since, &storage)) < 0)
+		goto out;
 	t.workdir = isd_tier_workspace_path(spec, &t.dirs, spec->workdir);
 	isd_tier_plan(spec, &t.dirs, port, &t.plan);
 	t.env = tier_env(spec, &t.dirs, port);
@@ -563,7 +607,8 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 		sigaction(isd_forwarded_signals[i], &sa, &old_forward[i]);
 	forwarding = true;
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	if (cg.dirfd >= 0 && (r = isd_cgroup_attach(&cg, pid)) < 0) {
+	if ((cg.dirfd >= 0 && (r = isd_cgroup_attach(&cg, pid)) < 0) ||
+	    (r = isd_storage_watch_run(storage, pid, self, cg.dirfd)) < 0) {
 		kill(pid, SIGKILL);
 		goto wait;
 	}
@@ -592,7 +637,10 @@ wait:
 	/* The caller's dispositions back, as isd_sandbox_run does. */
 	for (size_t i = 0; forwarding && i < ISD_N_FORWARDED_SIGNALS; i++)
 		sigaction(isd_forwarded_signals[i], &old_forward[i], NULL);
-	isd_init_kill_descendants(0);
+	/* The watcher looks on until the last of them is gone. */
+	isd_init_kill_descendants(isd_storage_watch_helper_pid(storage));
+	isd_storage_watch_stop(storage);
+	storage = NULL;
 	if (r < 0) {
 		isd_error_print("preparing the sandbox failed");
 		exit_code = ISD_EXIT_FAILURE;
@@ -606,6 +654,7 @@ wait:
 	if (cg.dirfd >= 0)
 		isd_cgroup_report_status(&cg, 0, spec->argv[0], status);
 out:
+	isd_storage_watch_stop(storage);
 	isd_cgroup_destroy(&cg);
 	close_state(spec, &extras, &t.dirs, &since);
 	/* Held state is shown by isd diff of the session: it stays. */

@@ -373,7 +373,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
 		sigaction(isd_forwarded_signals[i], &sa, &old_forward[i]);
 	forwarding = true;
-	if (isd_storage_watch_run(storage, pid, cg.dirfd) < 0)
+	if (isd_storage_watch_run(storage, pid, pid, cg.dirfd) < 0)
 		goto out;
 
 	if (spec->n_uid_ranges || spec->idmapped) {

@@ -38,6 +38,10 @@ struct run {
 	struct plan *plan;
 	int sync_fd[8]; /* one directory per filesystem the changes touch */
 	size_t nsync;
+	/* files of the session with several names: to the first change staged
+	 * of each, whose copy the others link (300 links of a file are one
+	 * file's blocks in the session, and in the project) */
+	struct isd_inode_map linked;
 };
 
 /* The parent directory of path (relative to root), never through a
@@ -392,6 +396,30 @@ static int sync_all(struct run *run)
 	return 0;
 }
 
+/* A link to the staged copy of an earlier change of the same file. */
+static int link_staged(struct run *run, size_t i, const struct stat *ust, int dfd, const char *name)
+{
+	_cleanup_free_ char *at = NULL;
+	_cleanup_close_ int first_dfd = -1;
+	const struct isd_change *first;
+	const char *first_name, *slash;
+	size_t j;
+
+	if (!isd_inode_map_find_or_add(&run->linked, ust->st_dev, ust->st_ino, i, &j) ||
+	    (run->plan[j].in < 0 && !run->plan[j].tmp))
+		return -ENOENT;
+	first = &run->a->changes->v[j];
+	at = staged_path(run, j);
+	if (!at) {
+		slash = strrchr(first->path, '/');
+		at = isd_xasprintf("%.*s%s", slash ? (int)(slash - first->path + 1) : 0, first->path, run->plan[j].tmp);
+	}
+	first_dfd = open_parent(run->a->project_fd, at, &first_name);
+	if (first_dfd < 0)
+		return first_dfd;
+	return linkat(first_dfd, first_name, dfd, name, 0) < 0 ? -errno : 0;
+}
+
 static int stage_one(struct run *run, size_t i)
 {
 	const struct isd_change *e = &run->a->changes->v[i];
@@ -418,7 +446,11 @@ static int stage_one(struct run *run, size_t i)
 		upfd = open_parent(run->a->upper_fd, e->path, &uname);
 		if (upfd < 0 || fstatat(upfd, uname, &ust, AT_SYMLINK_NOFOLLOW) < 0)
 			return isd_error(upfd < 0 ? upfd : -errno, "reading %s in the session's upper layer", e->path);
-		r = make_copy(upfd, uname, dfd, name, &ust, p->mode);
+		r = -ENOENT;
+		if (S_ISREG(ust.st_mode) && ust.st_nlink > 1)
+			r = link_staged(run, i, &ust, dfd, name);
+		if (r < 0)
+			r = make_copy(upfd, uname, dfd, name, &ust, p->mode);
 		if (r < 0)
 			return isd_error(r == -EBADFD ? -EINVAL : r, "writing a copy of %s next to it", e->path);
 	}
@@ -580,6 +612,7 @@ out:
 	for (size_t i = 0; i < a->changes->n; i++)
 		free(run.plan[i].tmp);
 	free(run.plan);
+	isd_inode_map_free(&run.linked);
 	for (size_t i = 0; i < run.nsync; i++)
 		if (run.sync_fd[i] >= 0)
 			close(run.sync_fd[i]);

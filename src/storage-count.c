@@ -31,11 +31,11 @@ struct isd_storage_counter {
 };
 
 struct count_reply {
-	uint64_t bytes, inodes;
+	uint64_t bytes, inodes, baseline;
 	char unaccounted[PATH_MAX + 64]; /* "" when all was counted */
 };
 
-static _Noreturn void serve(int fd, char *const *paths)
+static _Noreturn void serve(int fd, char *const *paths, const struct timespec *since)
 {
 	static const int quiet[] = {SIGINT, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGHUP, SIGPIPE};
 	struct count_reply rep;
@@ -56,7 +56,7 @@ static _Noreturn void serve(int fd, char *const *paths)
 	if (send(fd, &c, 1, MSG_NOSIGNAL) != 1 || c != 'y')
 		_exit(0);
 	for (;;) {
-		char *unaccounted = NULL;
+		struct isd_storage_usage u;
 		ssize_t n = recv(fd, &c, 1, 0);
 
 		if (n < 0 && errno == EINTR)
@@ -64,16 +64,19 @@ static _Noreturn void serve(int fd, char *const *paths)
 		if (n != 1)
 			_exit(0);
 		memset(&rep, 0, sizeof(rep));
-		isd_storage_account_all(paths, &rep.bytes, &rep.inodes, &unaccounted);
-		if (unaccounted)
-			snprintf(rep.unaccounted, sizeof(rep.unaccounted), "%s", unaccounted);
-		free(unaccounted);
+		isd_storage_account_all(paths, since, &u);
+		rep.bytes = u.bytes;
+		rep.inodes = u.inodes;
+		rep.baseline = u.baseline;
+		if (u.unaccounted)
+			snprintf(rep.unaccounted, sizeof(rep.unaccounted), "%s", u.unaccounted);
+		free(u.unaccounted);
 		if (send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t)sizeof(rep))
 			_exit(0);
 	}
 }
 
-int isd_storage_counter_start(char *const *paths, struct isd_storage_counter **out)
+int isd_storage_counter_start(char *const *paths, const struct timespec *since, struct isd_storage_counter **out)
 {
 	struct isd_storage_counter *c;
 	int sv[2], status;
@@ -94,7 +97,7 @@ int isd_storage_counter_start(char *const *paths, struct isd_storage_counter **o
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		serve(sv[1], paths);
+		serve(sv[1], paths, since);
 	}
 	close(sv[1]);
 	if (recv(sv[0], &ok, 1, 0) != 1 || ok != 'y') {
@@ -118,23 +121,24 @@ pid_t isd_storage_counter_pid(const struct isd_storage_counter *c)
 	return c ? c->pid : 0;
 }
 
-int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths, uint64_t *bytes,
-			      uint64_t *inodes, char **unaccounted)
+int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths, const struct timespec *since,
+			      struct isd_storage_usage *u)
 {
 	struct count_reply rep;
 	ssize_t n;
 
 	if (!c || !paths)
-		return isd_storage_account_all(paths, bytes, inodes, unaccounted);
+		return isd_storage_account_all(paths, since, u);
 	if (c->fd >= 0 && send(c->fd, "c", 1, MSG_NOSIGNAL) == 1) {
 		do
 			n = recv(c->fd, &rep, sizeof(rep), 0);
 		while (n < 0 && errno == EINTR);
 		if (n == (ssize_t)sizeof(rep)) {
 			rep.unaccounted[sizeof(rep.unaccounted) - 1] = '\0';
-			*bytes = rep.bytes;
-			*inodes = rep.inodes;
-			*unaccounted = rep.unaccounted[0] ? isd_xstrdup(rep.unaccounted) : NULL;
+			u->bytes = rep.bytes;
+			u->inodes = rep.inodes;
+			u->baseline = rep.baseline;
+			u->unaccounted = rep.unaccounted[0] ? isd_xstrdup(rep.unaccounted) : NULL;
 			return 0;
 		}
 	}
@@ -143,8 +147,8 @@ int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths,
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
-	*bytes = *inodes = 0;
-	*unaccounted = isd_xasprintf("%s (the counting process ended)", paths[0]);
+	memset(u, 0, sizeof(*u));
+	u->unaccounted = isd_xasprintf("%s (the counting process ended)", paths[0]);
 	return 0;
 }
 

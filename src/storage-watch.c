@@ -74,7 +74,11 @@ struct isd_storage_watch {
 	size_t n_fs;
 	char *id, *session_dir;
 	int cgroup_fd;
-	pid_t init; /* the sandbox: init and its descendants */
+	pid_t init; /* whose end ends the sandbox */
+	pid_t tree; /* the sandbox: its descendants */
+	struct timespec baseline; /* the copies' (isd_storage_scope) */
+	uint64_t baseline_entries; /* the copies' own entries at the first count */
+	bool have_baseline;
 	int init_pidfd;
 	int wake[2];
 	pthread_t thread;
@@ -239,8 +243,8 @@ static bool write_freeze(int cgfd, const char *value)
 	return ok;
 }
 
-/* SIGSTOP to every running process of the sandbox but its init (isd's own,
- * which only waits).  Returns how many passes it took, 0 when it could not
+/* SIGSTOP to every running descendant of tree (isd's init, which only
+ * waits, or isd itself).  Returns how many passes it took, 0 when it could not
  * stop them all. */
 static int stop_all(struct isd_storage_watch *w)
 {
@@ -252,8 +256,8 @@ static int stop_all(struct isd_storage_watch *w)
 			struct proc_info again;
 			int pidfd;
 
-			if (v[i].pid == w->init || v[i].pid == isd_storage_counter_pid(w->counter) || v[i].state == 'T' || v[i].state == 't' ||
-			    v[i].state == 'Z' || v[i].state == 'X' || !is_descendant(v, n, i, w->init))
+			if (v[i].pid == w->tree || v[i].pid == isd_storage_counter_pid(w->counter) || v[i].state == 'T' ||
+			    v[i].state == 't' || v[i].state == 'Z' || v[i].state == 'X' || !is_descendant(v, n, i, w->tree))
 				continue;
 			pidfd = (int)syscall(SYS_pidfd_open, v[i].pid, 0);
 			if (pidfd < 0)
@@ -327,9 +331,20 @@ static void walk(struct isd_storage_watch *w)
 {
 	uint64_t t0 = now_ns();
 
+	struct isd_storage_usage u;
+
 	free(w->unaccounted);
-	w->unaccounted = NULL;
-	isd_storage_counter_count(w->counter, w->accounted, &w->used, &w->inodes, &w->unaccounted);
+	isd_storage_counter_count(w->counter, w->accounted, &w->baseline, &u);
+	w->used = u.bytes;
+	w->inodes = u.inodes;
+	w->unaccounted = u.unaccounted;
+	/* A copy's entry deleted becomes a whiteout, an inode of the session. */
+	if (!w->have_baseline) {
+		w->baseline_entries = u.baseline;
+		w->have_baseline = true;
+	} else if (u.baseline < w->baseline_entries) {
+		w->inodes += w->baseline_entries - u.baseline;
+	}
 	for (size_t i = 0; i < w->n_fs; i++) {
 		w->fs[i].avail_at_walk = w->fs[i].avail;
 		w->fs[i].iavail_at_walk = w->fs[i].iavail;
@@ -668,6 +683,7 @@ int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_stor
 	w->inode_bound = w->opts.inodes;
 	w->id = isd_xstrdup(scope->id);
 	w->session_dir = scope->session_dir ? isd_xstrdup(scope->session_dir) : NULL;
+	w->baseline = scope->baseline;
 	if (w->size_bound || w->inode_bound)
 		w->accounted = isd_strv_copy(scope->accounted);
 	for (size_t i = 0; w->accounted && w->accounted[i]; i++) {
@@ -718,7 +734,7 @@ int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_stor
 		}
 	}
 	/* Before the sandbox exists: the process that counts is not its. */
-	r = isd_storage_counter_start(w->accounted, &w->counter);
+	r = isd_storage_counter_start(w->accounted, &w->baseline, &w->counter);
 	if (r < 0)
 		goto fail;
 	walk(w);
@@ -736,7 +752,7 @@ fail:
 	return r;
 }
 
-int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, int cgroup_fd)
+int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, pid_t tree, int cgroup_fd)
 {
 	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
 	sigset_t all, old;
@@ -745,6 +761,7 @@ int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, int cgroup_fd
 	if (!w)
 		return 0;
 	w->init = init;
+	w->tree = tree;
 	w->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0);
 	w->cgroup_fd = cgroup_fd >= 0 ? fcntl(cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
 	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -787,6 +804,11 @@ void isd_storage_watch_stop(struct isd_storage_watch *w)
 	if (w->cgroup_fd >= 0)
 		close(w->cgroup_fd);
 	watch_free(w);
+}
+
+pid_t isd_storage_watch_helper_pid(const struct isd_storage_watch *w)
+{
+	return w ? isd_storage_counter_pid(w->counter) : 0;
 }
 
 bool isd_storage_watch_ended(const struct isd_storage_watch *w)

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/storage.h"
+#include "isd/fsutil.h"
 #include "isd/owner-view.h"
 #include "isd/spec.h"
 #include "isd/util.h"
@@ -156,50 +157,28 @@ int isd_storage_payload_limits(const struct isd_storage_opts *o)
 	return 0;
 }
 
-/* Hard links count once: their inode numbers, kept while a walk runs. */
-struct inode_set {
-	struct {
-		uint64_t dev, ino;
-	} *slot;
-	size_t cap, n;
-};
-
-static bool inode_set_add(struct inode_set *s, uint64_t dev, uint64_t ino)
-{
-	size_t i;
-
-	if ((s->n + 1) * 2 > s->cap) {
-		struct inode_set bigger = {.cap = s->cap ? s->cap * 2 : 256};
-		bigger.slot = isd_xcalloc(bigger.cap, sizeof(*bigger.slot));
-		for (size_t k = 0; k < s->cap; k++)
-			if (s->slot[k].ino)
-				inode_set_add(&bigger, s->slot[k].dev, s->slot[k].ino);
-		free(s->slot);
-		*s = bigger;
-	}
-	for (i = (size_t)((ino * 0x9E3779B97F4A7C15ULL) ^ dev) & (s->cap - 1); s->slot[i].ino;
-	     i = (i + 1) & (s->cap - 1))
-		if (s->slot[i].ino == ino && s->slot[i].dev == dev)
-			return false;
-	s->slot[i].dev = dev;
-	s->slot[i].ino = ino ? ino : 1;
-	s->n++;
-	return true;
-}
-
 /* Deeper than this, a directory is not walked but counts as a breach (the
  * walk holds one descriptor per level). */
 #define WALK_MAX_DEPTH 192
 
 struct walk {
-	uint64_t bytes, inodes;
-	struct inode_set seen;
+	uint64_t bytes, inodes, baseline;
+	struct timespec since; /* 0: everything counts */
+	struct isd_inode_map seen; /* hard links count once */
 	char *unaccounted; /* the first directory that could not be counted */
 };
 
 static void count(struct walk *w, const struct stat *st)
 {
-	if (st->st_nlink > 1 && !S_ISDIR(st->st_mode) && !inode_set_add(&w->seen, st->st_dev, st->st_ino))
+	/* A copy's own entry, unchanged: its bytes are the project's (a
+	 * reflink's, or what the copy cost before the sandbox ran). */
+	if ((w->since.tv_sec || w->since.tv_nsec) &&
+	    (st->st_ctim.tv_sec < w->since.tv_sec ||
+	     (st->st_ctim.tv_sec == w->since.tv_sec && st->st_ctim.tv_nsec < w->since.tv_nsec))) {
+		w->baseline++;
+		return;
+	}
+	if (st->st_nlink > 1 && !S_ISDIR(st->st_mode) && isd_inode_map_find_or_add(&w->seen, st->st_dev, st->st_ino, 0, NULL))
 		return;
 	w->bytes += (uint64_t)st->st_blocks * 512;
 	w->inodes++;
@@ -326,26 +305,32 @@ static int account(struct walk *w, const char *path)
 	return 0;
 }
 
-int isd_storage_account_all(char *const *paths, uint64_t *bytes, uint64_t *inodes, char **unaccounted)
+int isd_storage_account_all(char *const *paths, const struct timespec *since, struct isd_storage_usage *u)
 {
 	struct walk w = {0};
 
+	if (since)
+		w.since = *since;
 	for (size_t i = 0; paths && paths[i]; i++)
 		(void)account(&w, paths[i]);
-	free(w.seen.slot);
-	*bytes = w.bytes;
-	*inodes = w.inodes;
-	if (unaccounted)
-		*unaccounted = w.unaccounted;
-	else
-		free(w.unaccounted);
+	isd_inode_map_free(&w.seen);
+	u->bytes = w.bytes;
+	u->inodes = w.inodes;
+	u->baseline = w.baseline;
+	u->unaccounted = w.unaccounted;
 	return 0;
 }
 
 int isd_storage_account(const char *path, uint64_t *bytes, uint64_t *inodes)
 {
 	char *paths[] = {(char *)path, NULL};
-	return isd_storage_account_all(paths, bytes, inodes, NULL);
+	struct isd_storage_usage u;
+
+	isd_storage_account_all(paths, NULL, &u);
+	free(u.unaccounted);
+	*bytes = u.bytes;
+	*inodes = u.inodes;
+	return 0;
 }
 
 static void push_unique(char ***v, const char *path)

@@ -13,12 +13,14 @@
 #define _GNU_SOURCE
 #include "workspace-copy.h"
 #include "workspace.h"
+#include "isd/fsutil.h"
 #include "isd/util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -28,30 +30,63 @@
 
 #define MAX_DEPTH 256
 
-static int copy_bytes(int in, int out)
+/* One extent [off, end) of in to the same place of out. */
+static int copy_extent(int in, int out, off_t off, off_t end)
 {
 	char buf[65536];
-	ssize_t n;
+
+	while (off < end) {
+		loff_t a = off, b = off;
+		ssize_t n = copy_file_range(in, &a, out, &b, (size_t)(end - off), 0);
+		if (n == 0)
+			return 0; /* shorter meanwhile */
+		if (n > 0) {
+			off += n;
+			continue;
+		}
+		if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
+			return -errno;
+		n = pread(in, buf, (size_t)(end - off) < sizeof(buf) ? (size_t)(end - off) : sizeof(buf), off);
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = pwrite(out, buf + done, (size_t)(n - done), off + done);
+			if (w < 0)
+				return -errno;
+			done += w;
+		}
+		off += n;
+	}
+	return 0;
+}
+
+/* The holes stay holes: a sparse file the payload made costs its
+ * allocated blocks in the session, as the storage bound counted it, not
+ * its length. */
+static int copy_bytes(int in, int out)
+{
+	struct stat st;
+	off_t off = 0;
+	int r;
 
 	if (ioctl(out, FICLONE, in) == 0)
 		return 0;
-	for (;;) {
-		n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
-		if (n == 0)
-			return 0;
-		if (n < 0)
-			break;
-	}
-	if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
+	if (fstat(in, &st) < 0)
 		return -errno;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0)
-				return -errno;
-			off += w;
-		}
-	return n < 0 ? -errno : 0;
+	while (off < st.st_size) {
+		off_t data = lseek(in, off, SEEK_DATA), hole;
+		if (data < 0 && errno == ENXIO)
+			break;
+		if (data < 0) /* no SEEK_DATA here: all of it */
+			return (r = copy_extent(in, out, off, st.st_size)) < 0 ? r : 0;
+		hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0 || hole > st.st_size)
+			hole = st.st_size;
+		if ((r = copy_extent(in, out, data, hole)) < 0)
+			return r;
+		off = hole;
+	}
+	return ftruncate(out, st.st_size) < 0 ? -errno : 0;
 }
 
 /* One entry name of src_dfd copied to dst_dfd (empty when masked). */
@@ -174,7 +209,41 @@ struct to_upper {
 	char *const *masked;
 	struct timespec since; /* when the copy was finished */
 	size_t n_changes;
+	/* files of the copy with several names, and the first name each got
+	 * in the upper layer: the others are links to it, as in the copy
+	 * (and as the storage bound counted them) */
+	char **linked;
+	size_t n_linked;
+	struct isd_inode_map linked_at; /* to the index in linked */
+	/* the upper layer's directories get their modes at the end, deepest
+	 * first: a link's first name stays reachable in a directory the
+	 * payload made unreadable */
+	struct dir_mode {
+		char *path;
+		mode_t mode;
+	} *modes;
+	size_t n_modes;
 };
+
+static void defer_mode(struct to_upper *u, const char *path, mode_t mode)
+{
+	u->modes = isd_xrealloc(u->modes, (u->n_modes + 1) * sizeof(*u->modes));
+	u->modes[u->n_modes++] = (struct dir_mode){isd_xstrdup(path[0] ? path : "."), mode & 07777};
+}
+
+static size_t depth_of(const char *p)
+{
+	size_t n = 0;
+	for (; *p; p++)
+		n += *p == '/';
+	return n;
+}
+
+static int deeper_first(const void *a, const void *b)
+{
+	size_t x = depth_of(((const struct dir_mode *)a)->path), y = depth_of(((const struct dir_mode *)b)->path);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
 
 static bool changed_since(const struct stat *st, const struct timespec *since)
 {
@@ -205,7 +274,7 @@ static bool same_content(int a_dfd, int b_dfd, const char *name)
 /* The upper directory for the entries of rel, made on first use, each
  * directory on the way with the mode of the copy's (the payload is gone:
  * nothing changes the copy any more). */
-static int upper_dir(const struct to_upper *u, const char *rel, int *fd)
+static int upper_dir(struct to_upper *u, const char *rel, int *fd)
 {
 	_cleanup_free_ char *p = isd_xstrdup(rel);
 
@@ -222,8 +291,7 @@ static int upper_dir(const struct to_upper *u, const char *rel, int *fd)
 			return -ENOTDIR;
 		if (mkdirat(u->upper_root, p, 0700) < 0 && errno != EEXIST)
 			return -errno;
-		if (fchmodat(u->upper_root, p, st.st_mode & 07777, 0) < 0)
-			return -errno;
+		defer_mode(u, p, st.st_mode);
 		*slash = c;
 		if (!c)
 			break;
@@ -244,10 +312,12 @@ static int setxattr_opaque(int dfd, const char *name)
 	return setxattr(path, "user.overlay.opaque", "y", 1, 0) < 0 ? -errno : 0;
 }
 
-static int copy_entry_to(int copy_dfd, int udfd, const char *name, const struct stat *st, int depth);
+static int copy_entry_to(struct to_upper *u, int copy_dfd, int udfd, const char *rel, const char *name,
+			 const struct stat *st, int depth);
 
-/* All of a directory of the copy into a new directory of the upper layer. */
-static int copy_all(int copy_dfd, int udfd, int depth)
+/* All of a directory of the copy (rel in it) into a new directory of the
+ * upper layer. */
+static int copy_all(struct to_upper *u, int copy_dfd, int udfd, const char *rel, int depth)
 {
 	DIR *d;
 	struct dirent *de;
@@ -267,14 +337,26 @@ static int copy_all(int copy_dfd, int udfd, int depth)
 		if (fstatat(copy_dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			r = -errno;
 		else
-			r = copy_entry_to(copy_dfd, udfd, de->d_name, &st, depth + 1);
+			r = copy_entry_to(u, copy_dfd, udfd, rel, de->d_name, &st, depth + 1);
 	}
 	closedir(d);
 	return r;
 }
 
-static int copy_entry_to(int copy_dfd, int udfd, const char *name, const struct stat *st, int depth)
+static int copy_entry_to(struct to_upper *u, int copy_dfd, int udfd, const char *rel, const char *name,
+			 const struct stat *st, int depth)
 {
+	_cleanup_free_ char *path = rel[0] ? isd_xasprintf("%s/%s", rel, name) : isd_xstrdup(name);
+
+	if (S_ISREG(st->st_mode) && st->st_nlink > 1) {
+		size_t first;
+		int r;
+		if (isd_inode_map_find_or_add(&u->linked_at, st->st_dev, st->st_ino, u->n_linked, &first))
+			return linkat(u->upper_root, u->linked[first], udfd, name, 0) < 0 ? -errno : 0;
+		u->linked = isd_xrealloc(u->linked, (u->n_linked + 1) * sizeof(*u->linked));
+		u->linked[u->n_linked++] = isd_xstrdup(path);
+		return (r = copy_file_at(copy_dfd, udfd, name, st, false)) < 0 ? r : 0;
+	}
 	if (S_ISREG(st->st_mode))
 		return copy_file_at(copy_dfd, udfd, name, st, false);
 	if (S_ISLNK(st->st_mode)) {
@@ -294,9 +376,8 @@ static int copy_entry_to(int copy_dfd, int udfd, const char *name, const struct 
 		t = openat(udfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (s < 0 || t < 0)
 			return -errno;
-		r = copy_all(s, t, depth);
-		if (r == 0 && fchmod(t, st->st_mode & 07777) < 0)
-			r = -errno;
+		r = copy_all(u, s, t, path, depth);
+		defer_mode(u, path, st->st_mode);
 		return r;
 	}
 	return 0; /* what the payload made that a project does not hold */
@@ -350,7 +431,7 @@ static int diff_entry(struct to_upper *u, int orig, int copy, int upper_root, co
 	u->n_changes++;
 	if (!cst)
 		return whiteout(*udfd, name);
-	r = copy_entry_to(copy, *udfd, name, cst, depth);
+	r = copy_entry_to(u, copy, *udfd, rel, name, cst, depth);
 	/* A directory where the project has something else hides it. */
 	if (r == 0 && cdir && ost)
 		r = setxattr_opaque(*udfd, name);
@@ -418,6 +499,17 @@ int isd_workspace_copy_to_upper(const char *project, const char *copy, const cha
 	tu.copy_root = c;
 	tu.upper_root = u;
 	r = diff_dir(&tu, o, c, u, "", 0);
+	qsort(tu.modes, tu.n_modes, sizeof(*tu.modes), deeper_first);
+	for (size_t i = 0; i < tu.n_modes; i++) {
+		if (r == 0 && fchmodat(u, tu.modes[i].path, tu.modes[i].mode, 0) < 0)
+			r = -errno;
+		free(tu.modes[i].path);
+	}
+	free(tu.modes);
+	for (size_t i = 0; i < tu.n_linked; i++)
+		free(tu.linked[i]);
+	free(tu.linked);
+	isd_inode_map_free(&tu.linked_at);
 	if (r < 0)
 		return isd_error(r, "recording the changes of the workspace's copy %s in the session", copy);
 	return (int)(tu.n_changes > 0x7fffffff ? 0x7fffffff : tu.n_changes);

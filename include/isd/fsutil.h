@@ -29,6 +29,20 @@ int isd_mkdir_p_open_at(int dirfd, const char *path, mode_t mode, int *out);
  * one; a failure leaves nothing behind and says what it was writing. */
 int isd_replace_file_at(int dfd, const char *path, const void *data, size_t len, mode_t mode, bool durable);
 
+/* Files by their inode, for the other names of a hard link: (dev, ino)
+ * to a value of the caller's.  Returns true with *found its value when
+ * (dev, ino) is there, else adds it with value. */
+struct isd_inode_map {
+	struct isd_inode_slot {
+		uint64_t dev, ino;
+		size_t value;
+		bool used;
+	} *slot;
+	size_t cap, n;
+};
+bool isd_inode_map_find_or_add(struct isd_inode_map *m, uint64_t dev, uint64_t ino, size_t value, size_t *found);
+void isd_inode_map_free(struct isd_inode_map *m);
+
 /* An image's users and groups, read without NSS (a hostile image's
  * libraries are never loaded) from its /etc/passwd and /etc/group, resolved
  * inside the tree at rootfd, regular files only; a line with fewer fields

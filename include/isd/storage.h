@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <signal.h>
 #include <sys/types.h>
+#include <time.h>
 
 struct json_object;
 struct isd_spec;
@@ -76,6 +77,11 @@ struct isd_storage_scope {
 	const char *id;          /* how `isd resume` names this sandbox */
 	char **accounted;        /* directories or files counted against size/inodes */
 	char **writable;         /* host paths the payload writes to (their file systems) */
+	/* The landlock tier's copies (the cow workspace, the agent's state)
+	 * hold the project from the start: what changed since (ctime, which
+	 * no unprivileged process sets back) is what counts, an entry of the
+	 * copy gone counts as the inode its whiteout will be.  0: all counts. */
+	struct timespec baseline;
 };
 
 /* The paths of the scope: the session's, the agent state stores', every
@@ -91,29 +97,43 @@ void isd_storage_scope_free(struct isd_storage_scope *scope);
  * below the default floor, a note and its floor is off for the run. */
 int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_storage_scope *scope,
 			      struct isd_storage_watch **out);
-/* Once the sandbox's init exists: the watcher thread (nothing for NULL). */
-int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, int cgroup_fd);
+/* Once the sandbox exists: the watcher thread (nothing for NULL).  init
+ * is the process whose end ends the sandbox; a freeze without a cgroup
+ * stops every descendant of tree (not tree itself, nor the counting
+ * process): init for the full tier (its init only waits), isd itself for
+ * the landlock tier (a subreaper: orphans come to it). */
+int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, pid_t tree, int cgroup_fd);
+/* The watcher's own child (0 for none), which the sandbox's end must not
+ * take for one of the sandbox's processes. */
+pid_t isd_storage_watch_helper_pid(const struct isd_storage_watch *w);
 /* Stops it, thawing the sandbox first (its end must not wait on a freeze). */
 void isd_storage_watch_stop(struct isd_storage_watch *w);
 /* Whether the watcher ended the sandbox (isd resume --end). */
 bool isd_storage_watch_ended(const struct isd_storage_watch *w);
 
+/* What a count found. */
+struct isd_storage_usage {
+	uint64_t bytes, inodes; /* allocated, hard links once */
+	uint64_t baseline;      /* entries older than the baseline: not counted */
+	char *unaccounted;      /* what could not be counted, or NULL (caller frees) */
+};
+
 /* What isd would count for a directory: allocated bytes and inodes. */
 int isd_storage_account(const char *path, uint64_t *bytes, uint64_t *inodes);
-/* The sum over paths; *unaccounted (caller frees) names what could not be
- * counted (NULL when all was). */
-int isd_storage_account_all(char *const *paths, uint64_t *bytes, uint64_t *inodes, char **unaccounted);
+/* The sum over paths, entries changed before since (NULL or 0: none) left
+ * out but counted in u->baseline. */
+int isd_storage_account_all(char *const *paths, const struct timespec *since, struct isd_storage_usage *u);
 
 /* The watcher's counts of a running session: in a child made once per
  * sandbox that entered the owner's view (isd/owner-view.h), so no mode
  * the payload set is changed to read it.  *out stays NULL (the count runs
  * in this process) for root and where no user namespace can be made. */
 struct isd_storage_counter;
-int isd_storage_counter_start(char *const *paths, struct isd_storage_counter **out);
-/* isd_storage_account_all of paths (those given at the start); the
- * counting process gone, *unaccounted says so. */
-int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths, uint64_t *bytes,
-			      uint64_t *inodes, char **unaccounted);
+int isd_storage_counter_start(char *const *paths, const struct timespec *since, struct isd_storage_counter **out);
+/* isd_storage_account_all of paths and since (those given at the start);
+ * the counting process gone, u->unaccounted says so. */
+int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths, const struct timespec *since,
+			      struct isd_storage_usage *u);
 /* Its pid (0 for none): not part of the sandbox it watches. */
 pid_t isd_storage_counter_pid(const struct isd_storage_counter *c);
 void isd_storage_counter_stop(struct isd_storage_counter *c);

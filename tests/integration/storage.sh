@@ -26,10 +26,26 @@ upper_bytes() {
 	du -sB1 "$XDG_STATE_HOME/isd/sessions/$1/upper" | cut -f1
 }
 
+# What the session holds while it runs: the upper layer, and in the
+# landlock tier the workspace's copy (whose project part is a few bytes).
+held_bytes() {
+	du -csB1 "$XDG_STATE_HOME/isd/sessions/$1/upper" "$XDG_STATE_HOME/isd/sessions/$1/landlock-copy" 2>/dev/null |
+		tail -n1 | cut -f1
+}
+
+# The landlock tier (--isolation landlock: no namespaces) runs the same
+# payloads: $tier is its option, empty for the full tier.
+tier=
+need_landlock_tier() {
+	run_isd exec --isolation landlock --profile none -- true
+	[ "$rc" -eq 0 ] || skip "the landlock tier cannot run here: $err"
+	tier="--isolation landlock"
+}
+
 # start_cow ARGS... -- SCRIPT: isd exec in the background ($bg), its
 # output in $T/bg.out and $T/bg.err.
 start_cow() {
-	"$ISD" exec --profile none --workspace "$P:cow" "$@" >"$T/bg.out" 2>"$T/bg.err" </dev/null &
+	"$ISD" exec $tier --profile none --workspace "$P:cow" "$@" >"$T/bg.out" 2>"$T/bg.err" </dev/null &
 	bg=$!
 	at_teardown "kill -9 $bg 2>/dev/null; wait $bg 2>/dev/null"
 }
@@ -294,4 +310,92 @@ test_unreadable_directory_keeps_its_mode_while_counted() {
 	run_isd resume --end "$id"
 	finish_bg
 	expect_not_contains "$out" "all written"
+}
+
+# The landlock tier: the watcher counts the workspace's copy (what changed
+# since it was made, not the project it starts with) and the private
+# TMPDIR, which stands for the full tier's size-bounded /tmp but lies on
+# the host disk.  The sum freezes the sandbox, one file gets EFBIG, and
+# the session ends reviewable.
+test_landlock_tier_freezes_at_the_bound() {
+	need_landlock_tier
+	storage_project
+	dd if=/dev/zero of="$P/old" bs=1M count=150 2>/dev/null
+	start_cow --storage-opt size=200M -- sh -c '
+		dd if=/dev/zero of=big bs=1M count=1000 2>&1 | grep -v records; rm big
+		dd if=/dev/zero of="$TMPDIR/scratch" bs=1M count=100 2>/dev/null
+		echo second command runs
+		i=0; while [ $i -lt 1000 ]; do dd if=/dev/zero of=f$i bs=1M count=1 2>/dev/null || echo "dd failed at $i"; i=$((i + 1)); done
+		echo all written'
+	wait_frozen
+	id=$(session_id)
+	b=$(held_bytes "$id")
+	# the copy holds the project's 150 MiB, which do not count
+	[ "$b" -le $((350 * MiB + SLACK)) ] || fail "frozen at $b bytes, over 150 + 200 MiB + slack: $(cat "$T/bg.err")"
+	expect_contains "$(cat "$T/bg.out")" "File too large" "one file gets EFBIG"
+	expect_contains "$(cat "$T/bg.out")" "second command runs"
+	expect_contains "$(cat "$T/bg.err")" "$XDG_STATE_HOME/isd/sessions/$id holds" "the message names the session"
+	expect_not_contains "$(cat "$T/bg.err")" "does not watch" "no note that the tier lacks the bound"
+	n=$(ls "$XDG_STATE_HOME/isd/sessions/$id/landlock-copy/proj" | grep -c '^f')
+	# 100 MiB in TMPDIR count: 200 files of 1 MiB would fit without
+	[ "$n" -le $((100 + SLACK / MiB)) ] || fail "$n files of 1 MiB beside 100 MiB in TMPDIR, for a bound of 200 MiB"
+	sleep 0.5
+	[ "$(held_bytes "$id")" -eq "$b" ] || fail "the session grew while frozen: $b -> $(held_bytes "$id")"
+	run_isd resume --end "$id"
+	expect_rc 0 "isd resume --end"
+	finish_bg
+	expect_rc 137 "a sandbox ended at its bound"
+	expect_not_contains "$out" "all written"
+	u=$(upper_bytes "$id")
+	[ "$u" -le $((200 * MiB + SLACK)) ] || fail "the upper layer holds $u bytes after the run"
+	ls -d "${TMPDIR:-/tmp}"/isd-landlock-* 2>/dev/null | while read -r d; do
+		[ "$(stat -c %U "$d")" != "$(id -un)" ] || [ ! -e "$d/tmp/scratch" ] || fail "the private TMPDIR $d stayed"
+	done
+	expect_reviewable "$id" f0
+}
+
+# A sparse file and many hard links are what they cost in the copy, and
+# the session's upper layer made from it after the run: holes stay holes,
+# links stay links (a copy of each would be 40 times the data), in the
+# session and in the project after isd apply.
+test_landlock_tier_sparse_and_links_stay_small() {
+	need_landlock_tier
+	storage_project
+	run_isd exec $tier --profile none --workspace "$P:cow" --storage-opt size=200M -- sh -c '
+		dd if=/dev/zero of=sparse bs=1M seek=180 count=1 2>/dev/null
+		dd if=/dev/zero of=data bs=1M count=120 2>/dev/null
+		i=0; while [ $i -lt 40 ]; do ln data link$i; i=$((i + 1)); done
+		mkdir hidden; ln data hidden/x; chmod 000 hidden
+		echo done'
+	expect_rc 0 "holes and links are not growth"
+	expect_contains "$out" "done"
+	expect_not_contains "$err" "frozen"
+	id=$(session_id)
+	u=$(upper_bytes "$id")
+	[ "$u" -le $((200 * MiB)) ] || fail "the upper layer holds $u bytes for 121 MiB of data"
+	[ "$(stat -c %h "$XDG_STATE_HOME/isd/sessions/$id/upper/link7")" -ge 40 ] || fail "link7 is not a link in the upper layer"
+	[ "$(stat -c %a "$XDG_STATE_HOME/isd/sessions/$id/upper/hidden")" = 0 ] || fail "hidden's mode was not kept"
+	chmod 755 "$XDG_STATE_HOME/isd/sessions/$id/upper/hidden"
+	expect_reviewable "$id" link7
+	[ "$(stat -c %h "$P/link7")" -ge 40 ] || fail "isd apply made link7 a copy of its own"
+	[ "$(du -sB1 "$P" | cut -f1)" -le $((200 * MiB)) ] || fail "isd apply wrote $(du -sh "$P") for 121 MiB of data"
+}
+
+test_landlock_tier_inode_flood_stops_at_the_bound() {
+	need_landlock_tier
+	storage_project
+	i=0
+	mkdir "$P/many"
+	while [ $i -lt 3000 ]; do : >"$P/many/p$i"; i=$((i + 1)); done
+	start_cow --storage-opt inodes=2000 -- sh -c 'i=0; while :; do : >f$i || break; i=$((i + 1)); done; echo stopped at $i'
+	wait_frozen
+	id=$(session_id)
+	files=$(ls "$XDG_STATE_HOME/isd/sessions/$id/landlock-copy/proj" | grep -c '^f')
+	# the slack: what the loop makes while a count walks the copy's 5000
+	[ "$files" -ge 1800 ] && [ "$files" -le 4000 ] || fail "frozen at $files new files for a bound of 2000 (the project's 3000 do not count)"
+	run_isd resume --end "$id"
+	finish_bg
+	expect_rc 137
+	run_isd diff --stat "$id"
+	expect_rc 0 "isd diff after an inode flood"
 }
