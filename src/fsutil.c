@@ -125,7 +125,7 @@ static int remove_tree(int dfd, const char *name, const char *path)
 	return 0;
 }
 
-static struct isd_inode_slot *inode_slot(struct isd_inode_map *m, uint64_t dev, uint64_t ino)
+static struct isd_inode_slot *inode_slot(const struct isd_inode_map *m, uint64_t dev, uint64_t ino)
 {
 	size_t i = (size_t)((ino * 0x9E3779B97F4A7C15ULL) ^ dev) & (m->cap - 1);
 
@@ -156,6 +156,16 @@ bool isd_inode_map_find_or_add(struct isd_inode_map *m, uint64_t dev, uint64_t i
 	*s = (struct isd_inode_slot){dev, ino, value, true};
 	m->n++;
 	return false;
+}
+
+bool isd_inode_map_find(const struct isd_inode_map *m, uint64_t dev, uint64_t ino, size_t *found)
+{
+	const struct isd_inode_slot *s = m->cap ? inode_slot(m, dev, ino) : NULL;
+
+	if (!s || !s->used)
+		return false;
+	*found = s->value;
+	return true;
 }
 
 void isd_inode_map_free(struct isd_inode_map *m)

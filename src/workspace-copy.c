@@ -213,6 +213,8 @@ struct to_upper {
 	 * in the upper layer: the others are links to it, as in the copy
 	 * (and as the storage bound counted them) */
 	char **linked;
+	/* entries of the copy isd made readable, to their modes */
+	struct isd_inode_map forced;
 	size_t n_linked;
 	struct isd_inode_map linked_at; /* to the index in linked */
 	/* the upper layer's directories get their modes at the end, deepest
@@ -224,6 +226,65 @@ struct to_upper {
 	} *modes;
 	size_t n_modes;
 };
+
+/* fstatat of the copy, with the mode the payload left (unlock_tree). */
+static int copy_stat(const struct to_upper *u, int dfd, const char *name, struct stat *st)
+{
+	size_t mode;
+
+	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (isd_inode_map_find(&u->forced, st->st_dev, st->st_ino, &mode))
+		st->st_mode = (st->st_mode & S_IFMT) | (mode_t)mode;
+	return 0;
+}
+
+/* The payload is gone, and may have left what its owner cannot read
+ * (chmod 000): isd gives the copy's entries their owner's read (and
+ * search) before reading them, and keeps their modes for the upper
+ * layer.  Root reads every mode already. */
+static int unlock_tree(struct to_upper *u, int dfd, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	int r = 0, fd;
+
+	if (geteuid() == 0)
+		return 0;
+	if (depth > MAX_DEPTH)
+		return -ELOOP;
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		mode_t need;
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		need = S_ISDIR(st.st_mode) ? S_IRWXU : S_ISREG(st.st_mode) ? S_IRUSR : 0;
+		if ((st.st_mode & need) != need) {
+			_cleanup_close_ int p = openat(dfd, de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			char proc[64];
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p);
+			if (p < 0 || chmod(proc, (st.st_mode & 07777) | need) < 0) {
+				r = -errno;
+				break;
+			}
+			isd_inode_map_find_or_add(&u->forced, st.st_dev, st.st_ino, st.st_mode & 07777, NULL);
+		}
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			r = sub < 0 ? -errno : unlock_tree(u, sub, depth + 1);
+		}
+	}
+	closedir(d);
+	return r;
+}
 
 static void defer_mode(struct to_upper *u, const char *path, mode_t mode)
 {
@@ -287,7 +348,7 @@ static int upper_dir(struct to_upper *u, const char *rel, int *fd)
 		if (c != '/' && c != '\0')
 			continue;
 		*slash = '\0';
-		if (fstatat(u->copy_root, p, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		if (copy_stat(u, u->copy_root, p, &st) < 0 || !S_ISDIR(st.st_mode))
 			return -ENOTDIR;
 		if (mkdirat(u->upper_root, p, 0700) < 0 && errno != EEXIST)
 			return -errno;
@@ -334,9 +395,7 @@ static int copy_all(struct to_upper *u, int copy_dfd, int udfd, const char *rel,
 		struct stat st;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (fstatat(copy_dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			r = -errno;
-		else
+		if ((r = copy_stat(u, copy_dfd, de->d_name, &st)) == 0)
 			r = copy_entry_to(u, copy_dfd, udfd, rel, de->d_name, &st, depth + 1);
 	}
 	closedir(d);
@@ -470,7 +529,7 @@ static int diff_dir(struct to_upper *u, int orig, int copy, int upper_root, cons
 	for (size_t i = 0; cnames && cnames[i] && r == 0; i++) {
 		struct stat ost, cst;
 		bool in_orig = fstatat(orig, cnames[i], &ost, AT_SYMLINK_NOFOLLOW) == 0;
-		if (fstatat(copy, cnames[i], &cst, AT_SYMLINK_NOFOLLOW) < 0)
+		if (copy_stat(u, copy, cnames[i], &cst) < 0)
 			continue;
 		r = diff_entry(u, orig, copy, upper_root, rel, &udfd, cnames[i], in_orig ? &ost : NULL, &cst, depth);
 	}
@@ -498,7 +557,9 @@ int isd_workspace_copy_to_upper(const char *project, const char *copy, const cha
 		return isd_error(-errno, "opening the workspace, its copy %s and the session's layer %s", copy, upper);
 	tu.copy_root = c;
 	tu.upper_root = u;
-	r = diff_dir(&tu, o, c, u, "", 0);
+	r = unlock_tree(&tu, c, 0);
+	if (r == 0)
+		r = diff_dir(&tu, o, c, u, "", 0);
 	qsort(tu.modes, tu.n_modes, sizeof(*tu.modes), deeper_first);
 	for (size_t i = 0; i < tu.n_modes; i++) {
 		if (r == 0 && fchmodat(u, tu.modes[i].path, tu.modes[i].mode, 0) < 0)
@@ -510,6 +571,7 @@ int isd_workspace_copy_to_upper(const char *project, const char *copy, const cha
 		free(tu.linked[i]);
 	free(tu.linked);
 	isd_inode_map_free(&tu.linked_at);
+	isd_inode_map_free(&tu.forced);
 	if (r < 0)
 		return isd_error(r, "recording the changes of the workspace's copy %s in the session", copy);
 	return (int)(tu.n_changes > 0x7fffffff ? 0x7fffffff : tu.n_changes);

@@ -41,6 +41,7 @@ struct isd_inode_map {
 	size_t cap, n;
 };
 bool isd_inode_map_find_or_add(struct isd_inode_map *m, uint64_t dev, uint64_t ino, size_t value, size_t *found);
+bool isd_inode_map_find(const struct isd_inode_map *m, uint64_t dev, uint64_t ino, size_t *found);
 void isd_inode_map_free(struct isd_inode_map *m);
 
 /* An image's users and groups, read without NSS (a hostile image's
