@@ -237,7 +237,7 @@ static int parse_seccomp(struct oci_ctx *c, struct json_object *o)
 	/* isd's one compiler of this format (Docker's, which OCI's is a
 	 * subset of): parsed here so that a bad profile fails the load */
 	if ((r = isd_seccomp_parse_buffer(e->seccomp, strlen(e->seccomp), e->seccomp_origin, NULL, &profile)) < 0)
-		return r;
+		return oci_visible_error(r);
 	isd_seccomp_profile_free(profile);
 	return 0;
 }

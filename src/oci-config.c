@@ -233,19 +233,19 @@ static int parse_user(struct oci_ctx *c, struct json_object *o)
 	return 0;
 }
 
-static int parse_env(struct oci_ctx *c, struct json_object *o)
+static int parse_env(struct oci_ctx *c, const char *path, struct json_object *o, char ***out)
 {
 	char p[256];
 	int r;
 
-	if ((r = oci_strv(c, "process.env", o, false, &c->spec->env)) < 0)
+	if ((r = oci_strv(c, path, o, false, out)) < 0)
 		return r;
-	for (size_t i = 0; c->spec->env[i]; i++) {
-		const char *eq = strchr(c->spec->env[i], '=');
+	for (size_t i = 0; (*out)[i]; i++) {
+		const char *eq = strchr((*out)[i], '=');
 
-		oci_path(p, sizeof(p), "process.env[%zu]", i);
-		if (!eq || eq == c->spec->env[i])
-			return oci_err(c, p, "\"%.64s\" is not NAME=VALUE", c->spec->env[i]);
+		oci_path(p, sizeof(p), "%s[%zu]", path, i);
+		if (!eq || eq == (*out)[i])
+			return oci_err(c, p, "\"%.64s\" is not NAME=VALUE", (*out)[i]);
 	}
 	return 0;
 }
@@ -321,7 +321,7 @@ int oci_parse_process(struct oci_ctx *c, struct json_object *o)
 	if ((r = oci_string(c, "process.cwd", v, &s)) < 0 ||
 	    (r = oci_abs_path(c, "process.cwd", s, NULL, &c->spec->workdir)) < 0)
 		return r;
-	if ((v = oci_field(o, "env")) && (r = parse_env(c, v)) < 0)
+	if ((v = oci_field(o, "env")) && (r = parse_env(c, "process.env", v, &c->spec->env)) < 0)
 		return r;
 	if (!(v = oci_field(o, "args")))
 		return oci_err(c, "process.args", "missing (the command to run)");
@@ -427,7 +427,7 @@ static int parse_hook(struct oci_ctx *c, const char *path, struct json_object *o
 	if ((v = oci_field(o, "args")) && (r = oci_strv(c, p, v, true, &h->args)) < 0)
 		return r;
 	oci_path(p, sizeof(p), "%s.env", path);
-	if ((v = oci_field(o, "env")) && (r = oci_strv(c, p, v, false, &h->env)) < 0)
+	if ((v = oci_field(o, "env")) && (r = parse_env(c, p, v, &h->env)) < 0)
 		return r;
 	oci_path(p, sizeof(p), "%s.timeout", path);
 	if ((v = oci_field(o, "timeout"))) {
@@ -549,6 +549,9 @@ int oci_parse_annotations(struct oci_ctx *c, struct json_object *o)
 			return oci_err(c, "annotations", "more than %d entries", OCI_MAX_ITEMS);
 		if (!*key)
 			return oci_err(c, "annotations", "an empty key");
+		/* kept as key=value: a key holding "=" would be read back split wrongly */
+		if (strchr(key, '='))
+			return oci_err(c, p, "the key holds \"=\"");
 		if ((r = oci_string(c, p, val, &s)) < 0)
 			return r;
 		isd_strv_push(&c->extra->annotations, isd_xasprintf("%s=%s", key, s));

@@ -32,6 +32,9 @@ struct oci_ctx {
 /* "CFG: PATH: MESSAGE" recorded; returns -EINVAL. */
 int oci_err(const struct oci_ctx *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The recorded message (of another module, which quoted the config) made
+ * visible; returns r. */
+int oci_visible_error(int r);
 void oci_note(const struct oci_ctx *c, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The JSON path of a member or element: truncation only shortens a label. */

@@ -133,7 +133,7 @@ int oci_bind_devices(struct oci_ctx *c)
 		if (stat(d->path, &st) == 0 && S_ISDIR(st.st_mode))
 			return oci_err(c, p, "the host's %s is a directory, not a device node", d->path);
 		if ((err = isd_device_add(c->spec, d->path, d->path, w ? "rw" : "r", what, c->cfg)) < 0)
-			return err;
+			return oci_visible_error(err);
 		for (bound = NULL, err = 0; (size_t)err < c->spec->n_devices; err++)
 			if (!strcmp(c->spec->devices[err].path, d->path))
 				bound = &c->spec->devices[err];

@@ -5,6 +5,7 @@
 #include "json-util.h"
 #include "oci-config.h"
 #include "isd/util.h"
+#include "isd/visible.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -12,15 +13,33 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Messages quote the config's strings, and they reach a terminal: an
+ * ESC sequence in a key or value is shown, never acted on. */
+static char *visible_line(const char *cfg, const char *path, const char *msg)
+{
+	_cleanup_free_ char *line = isd_xasprintf("%s: %s: %s", cfg, path, msg);
+	return isd_visible_str(line);
+}
+
 int oci_err(const struct oci_ctx *c, const char *path, const char *fmt, ...)
 {
+	_cleanup_free_ char *line = NULL;
 	char msg[768];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return isd_error(0, "%s: %s: %s", c->cfg, path, msg);
+	line = visible_line(c->cfg, path, msg);
+	return isd_error(0, "%s", line);
+}
+
+int oci_visible_error(int r)
+{
+	_cleanup_free_ char *line = isd_visible_str(isd_error_message());
+
+	isd_error_raw(r, line);
+	return r;
 }
 
 void oci_note(const struct oci_ctx *c, const char *path, const char *fmt, ...)
@@ -36,7 +55,7 @@ void oci_note(const struct oci_ctx *c, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	isd_strv_push(&c->extra->notes, isd_xasprintf("%s: %s: %s", c->cfg, path, msg));
+	isd_strv_push(&c->extra->notes, visible_line(c->cfg, path, msg));
 }
 
 void oci_path(char *buf, size_t size, const char *fmt, ...)

@@ -127,6 +127,10 @@ static int data_option(struct oci_ctx *c, const char *path, struct isd_oci_mount
 		return oci_err(c, path, "\"%.64s\" is not a mount option isd knows for this type", opt);
 	if (strchr(opt, ','))
 		return oci_err(c, path, "\"%.64s\": a comma would smuggle in another option", opt);
+	/* numbers where the kernel takes numbers: a clear error here, not EINVAL at mount */
+	if (eq && (!strncmp(opt, "uid", klen) || !strncmp(opt, "gid", klen) || !strncmp(opt, "nr_inodes", klen) ||
+		   !strncmp(opt, "max", klen)) && (!eq[1] || strspn(eq + 1, "0123456789") != strlen(eq + 1)))
+		return oci_err(c, path, "\"%.64s\": not a number", opt);
 	if (m->type == ISD_OCI_MOUNT_TMPFS && eq && !strncmp(opt, "size", klen) &&
 	    tmpfs_size(eq + 1, &m->size) < 0)
 		return oci_err(c, path, "\"%.64s\": not a size (N, Nk, Nm, Ng, Nt or N%%)", opt);

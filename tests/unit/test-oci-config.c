@@ -368,6 +368,8 @@ static void test_mounts(void)
 	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\", \"options\": [\"size=1,exec\"]}],",
 		     NULL, 0),
 		"a comma would smuggle");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\", \"options\": [\"uid=root\"]}],", NULL, 0),
+		"mounts[0].options[0]: \"uid=root\": not a number");
 	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"source\": \"/y\", \"options\": [\"rbind\", \"idmap\"]}],",
 		     NULL, 0),
 		"mounts[0].options[1]: \"idmap\": idmapped mounts are not supported");
@@ -398,6 +400,8 @@ static void test_hooks(void)
 	REFUSED(load(NULL, "\"hooks\": {\"poststart\": [{\"path\": \"/h\", \"timeout\": 0}]},", NULL, 0),
 		"hooks.poststart[0].timeout: 0 is out of range");
 	REFUSED(load(NULL, "\"hooks\": {\"prestart\": [{\"args\": []}]},", NULL, 0), "hooks.prestart[0].path: missing");
+	REFUSED(load(NULL, "\"hooks\": {\"poststop\": [{\"path\": \"/h\", \"env\": [\"X\"]}]},", NULL, 0),
+		"hooks.poststop[0].env[0]: \"X\" is not NAME=VALUE");
 }
 
 static void test_annotations(void)
@@ -433,6 +437,15 @@ static void test_annotations(void)
 	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.seccomp\": \"tight\"},", NULL, ISD_OCI_LOAD_ANNOTATIONS),
 		"annotations.run.oci.isd.seccomp: \"tight\" is not supported (agent)");
 	REFUSED(load(NULL, "\"annotations\": {\"a\": 1},", NULL, 0), "annotations.a: expected a string");
+	REFUSED(load(NULL, "\"annotations\": {\"a=b\": \"1\"},", NULL, 0), "annotations.a=b: the key holds \"=\"");
+	/* the config's strings reach a terminal in messages: escapes shown, never sent */
+	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.\\u001b[2J\": \"1\"},", NULL, 0),
+		"annotations.run.oci.isd.^[[2J: not an isd annotation");
+	CHECK(!strchr(isd_error_message(), '\033'));
+	CHECK(load(NULL, "\"\\u001b]0;pwned\\u0007\": 1,", NULL, 0) == 0);
+	CHECK(has_note("unknown property \"^[]0;pwned^G\""));
+	REFUSED(load(NULL, NULL, ", \"seccomp\": {\"defaultAction\": \"\\u001b[31m\"}", 0), "^[[31m");
+	CHECK(!strchr(isd_error_message(), '\033'));
 	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
 			  "\"annotations\": {\"run.oci.isd.network\": \"netless\"}, "
 			  "\"process\": {\"cwd\": \"/\", \"args\": [\"sh\"]}, "
