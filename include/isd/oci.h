@@ -235,6 +235,32 @@ int isd_oci_config_parse(const char *json, size_t len, const char *bundle_dir,
 			 const char *container_id, unsigned flags, struct isd_spec *spec,
 			 struct isd_oci_extra *extra);
 
+/* What a maker carries out of extra, for isd_oci_refuse_unapplied(). */
+enum isd_oci_applies {
+	ISD_OCI_APPLIES_MOUNTS = 1u << 0,        /* mounts (their flags, data, propagation) */
+	ISD_OCI_APPLIES_CAPS = 1u << 1,          /* process.capabilities */
+	ISD_OCI_APPLIES_RLIMITS = 1u << 2,       /* process.rlimits */
+	ISD_OCI_APPLIES_MASKED_PATHS = 1u << 3,  /* linux.maskedPaths, linux.readonlyPaths */
+	ISD_OCI_APPLIES_SYSCTL = 1u << 4,        /* linux.sysctl */
+	ISD_OCI_APPLIES_LSM = 1u << 5,           /* apparmorProfile, selinuxLabel, linux.mountLabel */
+	ISD_OCI_APPLIES_OOM_SCORE = 1u << 6,     /* process.oomScoreAdj */
+	ISD_OCI_APPLIES_GROUPS = 1u << 7,        /* process.user.additionalGids */
+	ISD_OCI_APPLIES_UMASK = 1u << 8,         /* process.user.umask */
+	ISD_OCI_APPLIES_CGROUP_PATH = 1u << 9,   /* linux.cgroupsPath */
+	ISD_OCI_APPLIES_PROPAGATION = 1u << 10,  /* linux.rootfsPropagation */
+	ISD_OCI_APPLIES_DOMAINNAME = 1u << 11,   /* domainname */
+	ISD_OCI_APPLIES_HOOKS = 1u << 12,        /* hooks */
+	ISD_OCI_APPLIES_JOIN = 1u << 13,         /* linux.namespaces[].path */
+	ISD_OCI_APPLIES_SECCOMP = 1u << 14,      /* linux.seccomp (extra->seccomp) */
+	ISD_OCI_APPLIES_CONSOLE_SIZE = 1u << 15, /* process.consoleSize */
+};
+/* The one refusal a runtime owes for what the config sets and its maker
+ * (APPLIES: ISD_OCI_APPLIES_* bits) does not carry out, naming the JSON
+ * path: so that a field this plan reads is never dropped between plan and
+ * maker.  A maker that honours a field by being stricter (no capabilities
+ * at all) says so by its bit.  0 or -EOPNOTSUPP, recorded. */
+int isd_oci_refuse_unapplied(const struct isd_oci_extra *extra, unsigned applies);
+
 /* isd_spec_to_json() of spec with an "oci" object holding extra (caller
  * frees): what `isd-runtime create --print-spec` shows. */
 char *isd_oci_plan_to_json(const struct isd_spec *spec, const struct isd_oci_extra *extra);

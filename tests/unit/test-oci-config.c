@@ -760,6 +760,26 @@ static void test_engine_configs(void)
 	CHECK(extra.n_additional_gids == 2 && extra.n_mounts == 8 && !extra.notes);
 }
 
+/* Nothing the plan read may fall between plan and maker. */
+static void test_refuse_unapplied(void)
+{
+	CHECK(load_fixture("rootless", 0) == 0);
+	isd_error_clear();
+	CHECK(isd_oci_refuse_unapplied(&extra, 0) == -EOPNOTSUPP);
+	CHECK(strstr(isd_error_message(), "/bundle/config.json: mounts: set, but isd-runtime does not carry it out"));
+	CHECK(isd_oci_refuse_unapplied(&extra, ISD_OCI_APPLIES_MOUNTS | ISD_OCI_APPLIES_CAPS) == -EOPNOTSUPP);
+	CHECK(strstr(isd_error_message(), ": process.rlimits: set"));
+	CHECK(isd_oci_refuse_unapplied(&extra, ISD_OCI_APPLIES_MOUNTS | ISD_OCI_APPLIES_CAPS | ISD_OCI_APPLIES_RLIMITS) == -EOPNOTSUPP);
+	CHECK(strstr(isd_error_message(), ": linux.maskedPaths: set"));
+	CHECK(isd_oci_refuse_unapplied(&extra, ISD_OCI_APPLIES_MOUNTS | ISD_OCI_APPLIES_CAPS | ISD_OCI_APPLIES_RLIMITS |
+					       ISD_OCI_APPLIES_MASKED_PATHS) == 0);
+	CHECK(load(NULL, NULL, NULL, 0) == 0);
+	CHECK(isd_oci_refuse_unapplied(&extra, 0) == 0); /* a bare config asks for nothing extra */
+	CHECK(load(NULL, "\"hooks\": {\"poststop\": [{\"path\": \"/h\"}]},", NULL, 0) == 0);
+	CHECK(isd_oci_refuse_unapplied(&extra, ~(unsigned)ISD_OCI_APPLIES_HOOKS) == -EOPNOTSUPP);
+	CHECK(strstr(isd_error_message(), ": hooks: set"));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -787,6 +807,7 @@ int main(int argc, char **argv)
 	test_rootless_default();
 	test_root_default();
 	test_engine_configs();
+	test_refuse_unapplied();
 	isd_spec_free(&spec);
 	isd_oci_extra_free(&extra);
 	return check_result();
