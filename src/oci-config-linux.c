@@ -331,6 +331,34 @@ int oci_parse_linux(struct oci_ctx *c, struct json_object *o)
 	return 0;
 }
 
+static bool id_mapped(const struct isd_id_range *r, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (id >= r[i].inside && (uint64_t)id < (uint64_t)r[i].inside + r[i].count)
+			return true;
+	return false;
+}
+
+/* With maps of its own, an id outside them does not exist in the
+ * container: setuid there fails after everything is built. */
+static int check_ids_mapped(struct oci_ctx *c)
+{
+	const struct isd_spec *spec = c->spec;
+	const struct isd_oci_extra *e = c->extra;
+
+	if (spec->n_uid_ranges && !id_mapped(spec->uid_ranges, spec->n_uid_ranges, spec->uid))
+		return oci_err(c, "process.user.uid", "%u is not mapped by linux.uidMappings", spec->uid);
+	if (spec->n_gid_ranges && !id_mapped(spec->gid_ranges, spec->n_gid_ranges, spec->gid))
+		return oci_err(c, "process.user.gid", "%u is not mapped by linux.gidMappings", spec->gid);
+	for (size_t i = 0; spec->n_gid_ranges && i < e->n_additional_gids; i++)
+		if (!id_mapped(spec->gid_ranges, spec->n_gid_ranges, e->additional_gids[i])) {
+			char p[64];
+			oci_path(p, sizeof(p), "process.user.additionalGids[%zu]", i);
+			return oci_err(c, p, "%u is not mapped by linux.gidMappings", e->additional_gids[i]);
+		}
+	return 0;
+}
+
 int oci_finish(struct oci_ctx *c)
 {
 	const struct isd_oci_namespace *ns = c->extra->ns;
@@ -351,5 +379,7 @@ int oci_finish(struct oci_ctx *c)
 	if (spec->network != ISD_NET_NETLESS)
 		spec->network = ns[ISD_OCI_NS_NET].mode == ISD_OCI_NS_SHARE ? ISD_NET_HOST : ISD_NET_NONE;
 	spec->pid_host = ns[ISD_OCI_NS_PID].mode == ISD_OCI_NS_SHARE;
+	if (check_ids_mapped(c) < 0)
+		return -EINVAL;
 	return oci_bind_devices(c);
 }

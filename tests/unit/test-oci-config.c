@@ -283,7 +283,8 @@ static void test_id_mappings(void)
 	CHECK(spec.n_uid_ranges == 2 && spec.uid_ranges[1].inside == 1 && spec.uid_ranges[1].outside == 100000 &&
 	      spec.uid_ranges[1].count == 65536);
 	CHECK(spec.n_gid_ranges == 1 && spec.gid_ranges[0].outside == 1000);
-	CHECK(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 4294967295, \"hostID\": 0, \"size\": 1}]", 0) == 0);
+	CHECK(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 5, \"size\": 1}, "
+		   "{\"containerID\": 4294967295, \"hostID\": 0, \"size\": 1}]", 0) == 0);
 
 	REFUSED(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 4294967295, \"hostID\": 0, \"size\": 2}]", 0),
 		"linux.uidMappings[0]: the range ends beyond id 4294967295");
@@ -292,6 +293,13 @@ static void test_id_mappings(void)
 	REFUSED(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 5, \"size\": 10}, "
 		     "{\"containerID\": 9, \"hostID\": 50, \"size\": 1}]", 0),
 		"linux.uidMappings[1]: containerID range overlaps linux.uidMappings[0]");
+	REFUSED(load("\"user\": {\"uid\": 1000}", NULL, ", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}]", 0),
+		"process.user.uid: 1000 is not mapped by linux.uidMappings");
+	REFUSED(load("\"user\": {\"gid\": 0, \"additionalGids\": [0, 5]}", NULL,
+		     ", \"gidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}]", 0),
+		"process.user.additionalGids[1]: 5 is not mapped by linux.gidMappings");
+	CHECK(load("\"user\": {\"uid\": 65536}", NULL, ", \"uidMappings\": [{\"containerID\": 0, \"hostID\": 1000, \"size\": 1}, "
+		   "{\"containerID\": 1, \"hostID\": 100000, \"size\": 65536}]", 0) == 0);
 	REFUSED(load(NULL, NULL, ", \"uidMappings\": [{\"containerID\": 0, \"size\": 1}]", 0),
 		"linux.uidMappings[0].hostID: missing");
 	REFUSED(load_text("{\"ociVersion\": \"1.1.0\", \"root\": {\"path\": \"r\"}, "
