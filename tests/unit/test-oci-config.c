@@ -227,6 +227,20 @@ static void test_top_level(void)
 	REFUSED(load_text("{\"ociVersion\": \"1.1.0\",", 0), "invalid JSON");
 	REFUSED(load_text("{} {}", 0), "invalid JSON");
 	REFUSED(load_text("", 0), "invalid JSON");
+	{
+		/* hostile shapes: nesting past json-c's depth bound, a file past 16 MiB */
+		char deep[300];
+		size_t big = ((size_t)16 << 20) + 1;
+		char *huge = isd_xmalloc(big + 1);
+
+		memset(deep, '[', sizeof(deep) - 1);
+		deep[sizeof(deep) - 1] = '\0';
+		REFUSED(load_text(deep, 0), "invalid JSON");
+		memset(huge, ' ', big);
+		huge[big] = '\0';
+		REFUSED(load_text(huge, 0), "larger than 16777216 bytes");
+		free(huge);
+	}
 	REFUSED(load(NULL, "\"vm\": {\"hypervisor\": {\"path\": \"/bin/qemu\"}},", NULL, 0), "vm: isd-runtime does not");
 	/* the runtime-spec's extensibility rule: unknown properties are ignored, with a note */
 	CHECK(load("\"future\": 1", "\"windows\": {}, \"somethingNew\": true,", ", \"later\": 2", 0) == 0);
