@@ -32,6 +32,7 @@ enum setup_message_type {
 	SETUP_NET, /* a listening socket for isd's relay; exit_code = ISD_NET_FD_TAG */
 	SETUP_ACTIVITY, /* the exec listener as SCM_RIGHTS, or none: exit_code = -errno */
 	SETUP_READY,    /* the payload waits at the start gate */
+	SETUP_PID,      /* isd_sandbox_enter: the entered process's pid in exit_code */
 };
 
 struct setup_message {

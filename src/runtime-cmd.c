@@ -118,7 +118,31 @@ static int refuse_unsupported(const struct isd_oci_extra *x)
 	return 0;
 }
 
-static int load_bundle(const char *bundle, const char *id, struct isd_spec *spec, struct isd_oci_extra *extra)
+/* podman reads a missing command from runc's words in the error (and
+ * makes the exit status 127 of them). */
+void rt_not_found_hint(void)
+{
+	isd_error_hint("executable file not found in $PATH");
+}
+
+/* runc's and crun's rule: without HOME in process.env, the user's home
+ * from the root's /etc/passwd, else "/". */
+void rt_default_home(struct isd_spec *spec)
+{
+	struct isd_image_user u = {0};
+	_cleanup_close_ int rootfd = -1;
+	bool found;
+
+	if (isd_spec_getenv(spec, "HOME"))
+		return;
+	rootfd = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	found = rootfd >= 0 && isd_image_passwd(rootfd, NULL, spec->uid, &u) == 0 && u.home && u.home[0];
+	isd_spec_setenv(spec, "HOME", found ? u.home : "/");
+	free(u.name);
+	free(u.home);
+}
+
+int rt_load_bundle(const char *bundle, const char *id, struct isd_spec *spec, struct isd_oci_extra *extra)
 {
 	/* isd's annotations only tighten the config, and the engines choose
 	 * which annotations reach a runtime (CRI-O's allowed_annotations) */
@@ -141,17 +165,7 @@ static int load_bundle(const char *bundle, const char *id, struct isd_spec *spec
 	r = isd_rootful_apply(spec, getuid(), getgid());
 	if (r < 0)
 		return r;
-	/* runc's and crun's rule: without HOME in process.env, the user's
-	 * home from the root's /etc/passwd, else "/" */
-	if (!isd_spec_getenv(spec, "HOME")) {
-		struct isd_image_user u = {0};
-		_cleanup_close_ int rootfd = open(spec->rootfs ? spec->rootfs : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		bool found = rootfd >= 0 && isd_image_passwd(rootfd, NULL, spec->uid, &u) == 0 && u.home && u.home[0];
-
-		isd_spec_setenv(spec, "HOME", found ? u.home : "/");
-		free(u.name);
-		free(u.home);
-	}
+	rt_default_home(spec);
 	/* No hostname in the config: the name the container inherits. */
 	if (!spec->hostname && gethostname(host, sizeof(host)) == 0) {
 		host[sizeof(host) - 1] = '\0';
@@ -162,7 +176,7 @@ static int load_bundle(const char *bundle, const char *id, struct isd_spec *spec
 
 /* conmon's console socket: it listens, we connect and send the pty's
  * master with SCM_RIGHTS (runc sends the terminal's name beside it). */
-static int send_console(const char *path, int master)
+int rt_send_console(const char *path, int master)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	_cleanup_close_ int fd = -1;
@@ -190,7 +204,7 @@ static char *now_rfc3339(void)
 			     tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
 }
 
-static int write_pid_file(const char *path, pid_t pid)
+int rt_write_pid_file(const char *path, pid_t pid)
 {
 	char buf[24];
 	int r;
@@ -240,7 +254,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 		return isd_error(-errno, "opening the bundle %s", o->bundle ? o->bundle : ".");
 	isd_spec_init(&spec);
 	isd_oci_extra_init(&extra);
-	r = load_bundle(bundle, o->id, &spec, &extra);
+	r = rt_load_bundle(bundle, o->id, &spec, &extra);
 	if (r < 0)
 		goto out;
 	if (spec.tty && !o->console_socket && !own_terminal) {
@@ -262,6 +276,8 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	d.start_gate_fd = gate;
 	fflush(NULL);
 	code = isd_sandbox_create_detached(&spec, &d);
+	if (code == ISD_EXIT_NOT_FOUND)
+		rt_not_found_hint();
 	if (code != 0) {
 		r = -EIO;
 		goto out;
@@ -284,9 +300,9 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 		(void)ioctl(d.pty_master, TIOCSWINSZ, &ws);
 	}
 	if (r == 0 && d.pty_master >= 0 && o->console_socket)
-		r = send_console(o->console_socket, d.pty_master);
+		r = rt_send_console(o->console_socket, d.pty_master);
 	if (r == 0 && o->pid_file)
-		r = write_pid_file(o->pid_file, d.init_pid);
+		r = rt_write_pid_file(o->pid_file, d.init_pid);
 	if (r == 0) {
 		*pid_out = d.init_pid;
 		*dirfd_out = isd_steal_fd(dirfd);

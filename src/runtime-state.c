@@ -277,7 +277,31 @@ static void push_pid(pid_t **pids, size_t *n, size_t *cap, pid_t pid)
 	(*pids)[(*n)++] = pid;
 }
 
-static pid_t parent_of(long pid)
+static bool pid_ns_of(pid_t pid, struct stat *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	return stat(path, st) == 0;
+}
+
+static void add_same_pid_ns(pid_t **pids, size_t *n, size_t *cap, const pid_t *all, size_t n_all)
+{
+	struct stat ns, self, other;
+	size_t known = *n;
+
+	if (!pid_ns_of((*pids)[1], &ns) || !pid_ns_of(getpid(), &self) || ns.st_ino == self.st_ino)
+		return; /* no pid namespace of its own */
+	for (size_t i = 0; i < n_all; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < known && !seen; k++)
+			seen = (*pids)[k] == all[i];
+		if (!seen && pid_ns_of(all[i], &other) && other.st_ino == ns.st_ino && other.st_dev == ns.st_dev)
+			push_pid(pids, n, cap, all[i]);
+	}
+}
+
+pid_t rt_pid_parent(long pid)
 {
 	char path[64], buf[512], *p;
 	_cleanup_close_ int fd = -1;
@@ -313,7 +337,7 @@ pid_t *rt_container_pids(const struct rt_state *st, size_t *n)
 		long pid = strtol(e->d_name, NULL, 10);
 		if (pid > 0 && pid != st->pid) {
 			push_pid(&all, &n_all, &cap_all, (pid_t)pid);
-			push_pid(&parents, &n_par, &cap_par, parent_of(pid));
+			push_pid(&parents, &n_par, &cap_par, rt_pid_parent(pid));
 		}
 	}
 	if (d)
@@ -323,6 +347,10 @@ pid_t *rt_container_pids(const struct rt_state *st, size_t *n)
 		for (size_t i = 0; i < n_all; i++)
 			if (parents[i] == pids[done])
 				push_pid(&pids, n, &cap, all[i]);
+	/* and what exec started, whose parent is outside: by the pid
+	 * namespace of init's first child (init's own is not readable) */
+	if (*n > 1)
+		add_same_pid_ns(&pids, n, &cap, all, n_all);
 	free(all);
 	free(parents);
 	return pids;

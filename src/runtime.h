@@ -94,6 +94,8 @@ char *rt_state_json(const struct rt_state *st, bool pretty);
 int rt_state_pidfd(const struct rt_state *st);
 /* The container gone from the state directory (no-op when already). */
 int rt_container_remove(int rootfd, const char *id);
+/* /proc/PID/stat's ppid, -1 when pid is not there. */
+pid_t rt_pid_parent(long pid);
 /* /proc/PID/stat's starttime, 0 when pid is not there. */
 uint64_t rt_pid_start_time(pid_t pid);
 /* The pids of the container (its init's pid namespace, or its cgroup),
@@ -120,6 +122,16 @@ int rt_cmd_spec(int argc, char **argv);
 int rt_one_id(const char *cmd, void (*usage)(FILE *), int argc, char **argv, const char **id);
 /* delete, with the container's directory locked (run's end too). */
 int rt_delete_locked(int dirfd, const char *id, bool force);
+
+/* runtime-cmd.c, for exec too */
+struct isd_spec;
+struct isd_oci_extra;
+int rt_load_bundle(const char *bundle, const char *id, struct isd_spec *spec, struct isd_oci_extra *extra);
+void rt_default_home(struct isd_spec *spec);
+void rt_not_found_hint(void);
+int rt_send_console(const char *path, int master);
+int rt_write_pid_file(const char *path, pid_t pid);
+int rt_cmd_exec(int argc, char **argv);
 
 /* Parse "TERM", "SIGTERM", "15"; -EINVAL recorded. */
 int rt_parse_signal(const char *s, int *sig);

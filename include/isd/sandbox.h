@@ -40,4 +40,19 @@ int isd_sandbox_create_detached(const struct isd_spec *spec, struct isd_sandbox_
  * Returns 0 or -errno (recorded); a cgroup that is gone already is 0. */
 int isd_sandbox_remove_cgroup(const char *cgroup_dir);
 
+/* isd-runtime exec: spec->argv (with spec->env, workdir, uid, gid and
+ * tty) as one more process of the running sandbox whose init is init_pid,
+ * confined as its payload is: the sandbox's namespaces (as spec->pid_host
+ * and spec->network say it has them) and cgroup_dir (or NULL), no
+ * capabilities, no_new_privs, spec's Landlock rules, spec->seccomp last
+ * before execve.  The caller becomes a child subreaper: the process is
+ * its child when this returns (once execve went through).  Returns 0 or
+ * isd's exit status (125/126/127) with the message recorded. */
+struct isd_sandbox_entered {
+	pid_t pid;      /* the process, as the caller sees it */
+	int pty_master; /* spec->tty: the pty's master (the caller's to close), else -1 */
+};
+int isd_sandbox_enter(const struct isd_spec *spec, pid_t init_pid, const char *cgroup_dir,
+		      struct isd_sandbox_entered *e);
+
 #endif

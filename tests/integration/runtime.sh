@@ -59,6 +59,39 @@ pid_gone() {
 	[ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
 }
 
+# console_receiver: conmon's side of --console-socket: $T/console.sock
+# takes one connection, the descriptor that comes with it is read to its
+# end into $T/console.out; $recv is its pid.
+console_receiver() {
+	cat >"$T/recv.py" <<'EOF'
+import array, os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(1)
+open(sys.argv[3], "w").close()
+c, _ = s.accept()
+msg, anc, flags, addr = c.recvmsg(4096, socket.CMSG_SPACE(4))
+fds = array.array("i")
+for level, kind, data in anc:
+    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        fds.frombytes(data[:4])
+got = b""
+while fds:
+    try:
+        d = os.read(fds[0], 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    got += d
+open(sys.argv[2], "wb").write(got)
+EOF
+	python3 "$T/recv.py" "$T/console.sock" "$T/console.out" "$T/ready" &
+	recv=$!
+	at_teardown "kill $recv 2>/dev/null"
+	wait_until 10 test -e "$T/ready" || fail "the console receiver did not start"
+}
+
 test_lifecycle() {
 	at_teardown cleanup_containers
 	make_bundle "$T/b" 'c["process"]["args"] = ["sh", "-c", "echo ran > /tmp/ran; exec sleep 60"]'
@@ -198,33 +231,7 @@ test_list_ps() {
 test_console_socket() {
 	at_teardown cleanup_containers
 	make_bundle "$T/b" 'c["process"]["terminal"] = True; c["process"]["args"] = ["sh", "-c", "test -t 0 && test -t 1 && echo on-a-tty; tty"]'
-	cat >"$T/recv.py" <<'EOF'
-import array, os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(sys.argv[1])
-s.listen(1)
-open(sys.argv[3], "w").close()
-c, _ = s.accept()
-msg, anc, flags, addr = c.recvmsg(4096, socket.CMSG_SPACE(4))
-fds = array.array("i")
-for level, kind, data in anc:
-    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-        fds.frombytes(data[:4])
-got = b""
-while fds:
-    try:
-        d = os.read(fds[0], 4096)
-    except OSError:
-        break
-    if not d:
-        break
-    got += d
-open(sys.argv[2], "wb").write(got)
-EOF
-	python3 "$T/recv.py" "$T/console.sock" "$T/console.out" "$T/ready" &
-	recv=$!
-	at_teardown "kill $recv 2>/dev/null"
-	wait_until 10 test -e "$T/ready" || fail "the console receiver did not start"
+	console_receiver
 	rt create --bundle "$T/b" --console-socket "$T/console.sock" t1
 	expect_rc 0 "create --console-socket"
 	rt start t1
@@ -298,4 +305,45 @@ test_features_spec() {
 	rt spec --rootless --bundle "$T/s"
 	out=$(cat "$T/s/config.json")
 	expect_eq "$(json_field 'v["linux"]["uidMappings"][0]["hostID"]')" "$(id -u)" "spec --rootless maps root onto the caller"
+}
+
+test_exec() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["hostname"] = "exec-box"; c["process"]["args"] = ["sh", "-c", "echo mark > /tmp/mark; exec sleep 600"]'
+	rt run --bundle "$T/b" -d x1
+	expect_rc 0 "run -d"
+	wait_until 10 test -e "$T/b/rootfs/tmp/mark" || fail "the payload did not start"
+	rt exec x1 sh -c 'cat /tmp/mark; hostname; grep -E "^(CapEff|NoNewPrivs):" /proc/self/status; exit 5'
+	expect_rc 5 "exec: the process's exit status"
+	expect_eq "$out" "$(printf 'mark\nexec-box\nCapEff:\t0000000000000000\nNoNewPrivs:\t1')" \
+		"exec: the container's files and host name, no capabilities, no_new_privs"
+	printf '{"args": ["sh", "-c", "echo $FOO; pwd"], "env": ["FOO=from-process", "PATH=/bin"], "cwd": "/tmp"}' >"$T/process.json"
+	rt exec --process "$T/process.json" x1
+	expect_rc 0 "exec --process"
+	expect_eq "$out" "$(printf 'from-process\n/tmp')" "exec --process: args, env and cwd"
+	rt exec --detach --pid-file "$T/epid" x1 sleep 601
+	expect_rc 0 "exec --detach"
+	epid=$(cat "$T/epid")
+	[ -d "/proc/$epid" ] || fail "exec --detach: its pid $epid is not running"
+	rt ps --format json x1
+	expect_contains "$out" "$epid" "ps lists the exec'd process"
+	rt exec x1 no-such-command
+	expect_rc 1 "exec of a missing command"
+	expect_contains "$err" "executable file not found" "podman's words for a missing command"
+	rt delete --force x1
+	wait_until 10 pid_gone "$epid" || fail "delete --force left the exec'd process"
+	rt exec x1 true
+	expect_rc 1 "exec into a container that is gone"
+}
+
+test_exec_tty() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["process"]["args"] = ["sleep", "600"]'
+	rt run --bundle "$T/b" -d x2
+	expect_rc 0 "run -d"
+	console_receiver
+	rt exec --tty --detach --console-socket "$T/console.sock" x2 sh -c 'test -t 1 && echo exec-on-a-tty'
+	expect_rc 0 "exec --tty --console-socket"
+	wait "$recv"
+	expect_contains "$(cat "$T/console.out")" "exec-on-a-tty" "the exec'd process's terminal came over the socket"
 }

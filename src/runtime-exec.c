@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * exec: one more process in a running container, as conmon (exec
+ * --process FILE --detach --pid-file F [--console-socket S] ID) and
+ * containerd's shim ask for it.  The process gets the container's own
+ * confinement (isd_sandbox_enter): the spec is the container's config
+ * again, with the process (args, env, cwd, user, terminal) replaced.
+ */
+#define _GNU_SOURCE
+#include "runtime.h"
+#include "isd/oci.h"
+#include "isd/process.h"
+#include "isd/sandbox.h"
+#include "isd/util.h"
+#include "pty.h"
+
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct exec_opts {
+	const char *id, *process, *console_socket, *pid_file, *cwd, *user;
+	char **env;  /* --env */
+	char **argv; /* after the id */
+	int tty;     /* -1: as --process or the config says */
+	bool detach;
+};
+
+enum { E_PROCESS = 1, E_TTY, E_CONSOLE_SOCKET, E_DETACH, E_PID_FILE, E_CWD, E_ENV, E_USER, E_CAP, E_NO_NEW_PRIVS,
+       E_PRESERVE_FDS, E_LABEL, E_APPARMOR, E_ADDITIONAL_GIDS, E_IGNORE_PAUSED, E_CGROUP };
+
+static const struct rt_opt exec_table[] = {
+	{"process", 'p', true, E_PROCESS},
+	{"tty", 't', false, E_TTY},
+	{"console-socket", 0, true, E_CONSOLE_SOCKET},
+	{"detach", 'd', false, E_DETACH},
+	{"pid-file", 0, true, E_PID_FILE},
+	{"cwd", 0, true, E_CWD},
+	{"env", 'e', true, E_ENV},
+	{"user", 'u', true, E_USER},
+	{"cap", 'c', true, E_CAP},
+	{"no-new-privs", 0, false, E_NO_NEW_PRIVS},
+	{"preserve-fds", 0, true, E_PRESERVE_FDS},
+	{"process-label", 0, true, E_LABEL},
+	{"apparmor", 0, true, E_APPARMOR},
+	{"additional-gids", 'g', true, E_ADDITIONAL_GIDS},
+	{"ignore-paused", 0, false, E_IGNORE_PAUSED},
+	{"cgroup", 0, true, E_CGROUP},
+	{0},
+};
+
+static void exec_usage(FILE *out)
+{
+	fputs("Usage: isd-runtime exec [OPTIONS] ID [COMMAND [ARG...]]\n"
+	      "Run COMMAND, or the process of --process FILE (a config.json process\n"
+	      "object), in the running container ID, confined as its payload is.\n"
+	      "  -p, --process FILE     the process (args, env, cwd, user, terminal)\n"
+	      "  -t, --tty              a terminal (sent to --console-socket, or relayed)\n"
+	      "      --console-socket S where the terminal's master goes\n"
+	      "  -d, --detach           return once it runs (else: exit with its status)\n"
+	      "      --pid-file FILE    its pid\n"
+	      "      --cwd DIR, -e NAME=VALUE, -u UID[:GID]\n",
+	      out);
+}
+
+static int parse_exec(int argc, char **argv, struct exec_opts *o)
+{
+	struct rt_args a = RT_ARGS("exec", exec_table, exec_usage, argc, argv);
+	uint32_t n;
+
+	while (rt_next(&a)) {
+		switch (a.id) {
+		case E_PROCESS: o->process = a.value; break;
+		case E_TTY: o->tty = 1; break;
+		case E_CONSOLE_SOCKET: o->console_socket = a.value; break;
+		case E_DETACH: o->detach = true; break;
+		case E_PID_FILE: o->pid_file = a.value; break;
+		case E_CWD: o->cwd = a.value; break;
+		case E_ENV: isd_strv_push(&o->env, isd_xstrdup(a.value)); break;
+		case E_USER: o->user = a.value; break;
+		case E_PRESERVE_FDS:
+			if (isd_parse_uint32(a.value, &n) < 0 || n)
+				return rt_failf("exec: --preserve-fds %s: isd hands no descriptors but stdio to the process", a.value);
+			break;
+		case E_LABEL:
+		case E_APPARMOR:
+			if (a.value[0])
+				return rt_failf("exec: %s: isd-runtime supports neither SELinux labels nor AppArmor profiles",
+						a.value);
+			break;
+		case E_ADDITIONAL_GIDS:
+			return rt_failf("exec: --additional-gids: not supported (the sandbox maps one id)");
+		case 0:
+			if (!o->id) {
+				o->id = a.value;
+				a.stop_at_operand = true; /* the rest is the command's */
+				a.done = false;
+			} else {
+				isd_strv_push(&o->argv, isd_xstrdup(a.value));
+			}
+			break;
+		default: /* --cap: isd grants none; --no-new-privs: always */
+			break;
+		}
+	}
+	if (a.exit >= 0)
+		return a.exit;
+	if (!o->id)
+		return rt_failf("exec: a container id is needed (usage: isd-runtime exec [OPTIONS] ID [COMMAND...])");
+	if (!o->process && !o->argv)
+		return rt_failf("exec: no command: give one after the id, or --process FILE");
+	return -1;
+}
+
+static char **json_strv(json_object *a)
+{
+	char **v = NULL;
+
+	for (size_t i = 0; a && json_object_is_type(a, json_type_array) && i < json_object_array_length(a); i++)
+		isd_strv_push(&v, isd_xstrdup(json_object_get_string(json_object_array_get_idx(a, i))));
+	return v;
+}
+
+/* --process FILE: the fields of config.json's process that an exec
+ * changes; the others stay the container's. */
+static int apply_process_file(const char *path, struct isd_spec *spec)
+{
+	_cleanup_free_ char *text = NULL;
+	json_object *o, *v, *u;
+	int r = isd_read_file_at(AT_FDCWD, path, &text, NULL);
+
+	if (r < 0)
+		return isd_error(r, "exec: reading --process %s", path);
+	o = json_tokener_parse(text);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return RT_ERR(-EINVAL, "exec: --process %s is not a JSON object", path);
+	}
+	if (json_object_object_get_ex(o, "args", &v)) {
+		isd_strv_free(spec->argv);
+		spec->argv = json_strv(v);
+	}
+	if (json_object_object_get_ex(o, "env", &v)) {
+		isd_strv_free(spec->env);
+		spec->env = json_strv(v);
+	}
+	if (json_object_object_get_ex(o, "cwd", &v) && json_object_is_type(v, json_type_string)) {
+		free(spec->workdir);
+		spec->workdir = isd_xstrdup(json_object_get_string(v));
+	}
+	if (json_object_object_get_ex(o, "terminal", &v))
+		spec->tty = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "user", &u)) {
+		if (json_object_object_get_ex(u, "uid", &v))
+			spec->uid = (uint32_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(u, "gid", &v))
+			spec->gid = (uint32_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(u, "additionalGids", &v) && json_object_array_length(v) > 0) {
+			json_object_put(o);
+			return RT_ERR(-EOPNOTSUPP, "exec: --process %s: user.additionalGids: not supported (the sandbox maps one id)",
+				      path);
+		}
+	}
+	json_object_put(o);
+	if (!spec->argv || !spec->argv[0])
+		return RT_ERR(-EINVAL, "exec: --process %s: no args", path);
+	return 0;
+}
+
+static int apply_options(const struct exec_opts *o, struct isd_spec *spec)
+{
+	if (o->argv) {
+		isd_strv_free(spec->argv);
+		spec->argv = isd_strv_copy(o->argv);
+	}
+	for (size_t i = 0; o->env && o->env[i]; i++) {
+		_cleanup_free_ char *name = isd_xstrdup(o->env[i]);
+		char *eq = strchr(name, '=');
+		if (!eq)
+			return RT_ERR(-EINVAL, "exec: --env %s: not NAME=VALUE", o->env[i]);
+		*eq = '\0';
+		isd_spec_setenv(spec, name, eq + 1);
+	}
+	if (o->cwd) {
+		if (o->cwd[0] != '/')
+			return RT_ERR(-EINVAL, "exec: --cwd %s: not an absolute path", o->cwd);
+		free(spec->workdir);
+		spec->workdir = isd_xstrdup(o->cwd);
+	}
+	if (o->user) {
+		_cleanup_free_ char *u = isd_xstrdup(o->user);
+		char *colon = strchr(u, ':');
+		if (colon)
+			*colon++ = '\0';
+		if (isd_parse_uint32(u, &spec->uid) < 0 || (colon && isd_parse_uint32(colon, &spec->gid) < 0))
+			return RT_ERR(-EINVAL, "exec: --user %s: not UID[:GID]", o->user);
+	}
+	if (o->tty >= 0)
+		spec->tty = o->tty;
+	return 0;
+}
+
+/* The process whose namespaces exec joins: the payload, init's first
+ * child.  Not init itself: it is not dumpable (nothing of the sandbox may
+ * reach it), and entering a process's namespaces by its pidfd needs
+ * ptrace's read access to it. */
+static pid_t payload_of(const struct rt_state *st)
+{
+	size_t n;
+	_cleanup_free_ pid_t *pids = rt_container_pids(st, &n);
+	pid_t best = -1;
+	uint64_t best_start = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		uint64_t start = rt_pid_start_time(pids[i]);
+		if (rt_pid_parent(pids[i]) == st->pid && start && (best < 0 || start < best_start)) {
+			best = pids[i];
+			best_start = start;
+		}
+	}
+	return best;
+}
+
+int rt_cmd_exec(int argc, char **argv)
+{
+	struct exec_opts o = {.tty = -1};
+	struct isd_spec spec;
+	struct isd_oci_extra extra;
+	struct isd_sandbox_entered e = {.pid = -1, .pty_master = -1};
+	struct isd_pty_child child = {.pid = -1};
+	struct rt_state st = {0};
+	_cleanup_close_ int dirfd = -1;
+	int r = parse_exec(argc, argv, &o), status = 0, code;
+	bool have_state = false;
+	pid_t target;
+
+	if (r >= 0)
+		goto done;
+	isd_spec_init(&spec);
+	isd_oci_extra_init(&extra);
+	r = rt_container_lock(o.id, false, &dirfd);
+	if (r == 0 && (r = rt_state_read(dirfd, o.id, &st)) == 0)
+		have_state = true;
+	if (r == 0 && st.status != RT_RUNNING && st.status != RT_CREATED)
+		r = RT_ERR(-ESRCH, "exec: container %s is not running (%s)", o.id, rt_status_name(st.status));
+	/* the container's config again, its process replaced */
+	if (r == 0)
+		r = rt_load_bundle(st.bundle, o.id, &spec, &extra);
+	if (r == 0 && o.process)
+		r = apply_process_file(o.process, &spec);
+	if (r == 0)
+		r = apply_options(&o, &spec);
+	if (r == 0 && faccessat(dirfd, RT_SECCOMP, F_OK, 0) == 0) {
+		free(spec.seccomp);
+		spec.seccomp = isd_xasprintf("%s/%s/%s", rt_global.root, o.id, RT_SECCOMP);
+	}
+	if (r == 0 && spec.tty && !o.console_socket && o.detach)
+		r = RT_ERR(-EINVAL, "exec: a terminal with --detach needs --console-socket to receive it");
+	/* the container may be stopped, deleted or exec'd into meanwhile */
+	if (dirfd >= 0)
+		flock(dirfd, LOCK_UN);
+	if (r < 0) {
+		r = rt_fail();
+		goto out;
+	}
+	rt_default_home(&spec);
+	target = st.status == RT_RUNNING ? payload_of(&st) : -1;
+	code = isd_sandbox_enter(&spec, target > 0 ? target : st.pid, st.cgroup, &e);
+	if (code == ISD_EXIT_NOT_FOUND)
+		rt_not_found_hint();
+	if (code != 0) {
+		r = rt_fail();
+		goto out;
+	}
+	if (e.pty_master >= 0 && o.console_socket && rt_send_console(o.console_socket, e.pty_master) < 0)
+		r = -1;
+	if (r < 0 || (o.pid_file && rt_write_pid_file(o.pid_file, e.pid) < 0)) {
+		kill(e.pid, SIGKILL);
+		isd_kill_and_reap(&e.pid);
+		r = rt_fail();
+		goto out;
+	}
+	if (o.detach) {
+		r = 0;
+		goto out;
+	}
+	child.pid = e.pid;
+	if (e.pty_master >= 0 && !o.console_socket)
+		(void)isd_pty_run(&e.pty_master, isatty(STDIN_FILENO), &child);
+	if (child.reaped)
+		status = child.status;
+	else
+		isd_wait_pid(e.pid, &status);
+	r = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : RT_EXIT_FAILURE;
+out:
+	if (e.pty_master >= 0)
+		close(e.pty_master);
+	if (have_state)
+		rt_state_free(&st);
+	isd_spec_free(&spec);
+	isd_oci_extra_free(&extra);
+done:
+	isd_strv_free(o.env);
+	isd_strv_free(o.argv);
+	return r;
+}

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One more process in a running sandbox (isd-runtime exec): the payload's
+ * confinement, reached from the outside.
+ *
+ * caller                      helper (fork)                 process (fork)
+ * -------------------------   --------------------------    -------------------------------
+ * seccomp program, Landlock   cgroup, setns(pidfd of init:
+ * plan, subreaper             user, mount, ipc, uts, net,
+ *                             cgroup, pid)
+ *                             fork -----------------------> pty, cwd, ids, no capabilities,
+ *                             its pid to the caller, exit   Landlock, seccomp, execve
+ * read the setup socket: the
+ * pid, the pty, an error, or
+ * EOF (= execve done)
+ *
+ * The helper is needed because a process never enters a pid namespace
+ * itself: only its children are born in it.  Its child comes to the
+ * caller, a subreaper, when it exits.
+ */
+#define _GNU_SOURCE
+#include "isd/sandbox.h"
+#include "caps.h"
+#include "init.h"
+#include "landlock.h"
+#include "pty.h"
+#include "userns.h"
+#include "isd/process.h"
+#include "isd/seccomp.h"
+#include "isd/syscalls.h"
+#include "isd/util.h"
+
+#include <fcntl.h>
+#include <linux/securebits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static _Noreturn void fail_to(int sock, int code)
+{
+	struct setup_message msg = {.type = SETUP_ERROR, .exit_code = code};
+
+	snprintf(msg.text, sizeof(msg.text), "%s", isd_error_message()[0] ? isd_error_message() : "entering the sandbox failed");
+	(void)!send(sock, &msg, sizeof(msg), MSG_NOSIGNAL);
+	_exit(code);
+}
+
+static _Noreturn void process_main(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp,
+				   const struct isd_landlock_plan *landlock, int sock)
+{
+	int fd, r;
+
+	if (spec->tty) {
+		int master, slave;
+		struct setup_message msg = {.type = SETUP_PTY};
+
+		/* the sandbox's devpts, as its payload's terminal is */
+		if (isd_pty_open(&master, &slave) < 0)
+			fail_to(sock, ISD_EXIT_FAILURE);
+		r = isd_send_with_fd(sock, &msg, sizeof(msg), master);
+		close(master);
+		if (r < 0 || setsid() < 0 || isd_pty_attach(slave) < 0) {
+			if (r < 0)
+				isd_error(r, "handing the terminal to isd");
+			else if (!isd_error_message()[0])
+				isd_error(-errno, "starting a session for the terminal");
+			fail_to(sock, ISD_EXIT_FAILURE);
+		}
+	}
+	fd = isd_openat2(AT_FDCWD, spec->workdir ? spec->workdir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC,
+			 RESOLVE_NO_MAGICLINKS);
+	if (fd < 0 || fchdir(fd) < 0) {
+		isd_error(-errno, "changing to the working directory %s", spec->workdir ? spec->workdir : "/");
+		fail_to(sock, ISD_EXIT_FAILURE);
+	}
+	close(fd);
+	/* setns gave every capability of the sandbox's user namespace: kept
+	 * through the change of ids only to be dropped, all of them */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0) {
+		isd_error(-errno, "setting securebits");
+		fail_to(sock, ISD_EXIT_FAILURE);
+	}
+	if (isd_userns_become(spec->uid, spec->gid) < 0 || isd_caps_drop_all() < 0)
+		fail_to(sock, ISD_EXIT_FAILURE);
+	prctl(PR_SET_DUMPABLE, 0);
+	if (isd_landlock_apply(landlock) < 0 || isd_seccomp_install(seccomp) < 0)
+		fail_to(sock, ISD_EXIT_FAILURE);
+	prctl(PR_SET_DUMPABLE, 1);
+	r = isd_init_exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"), false);
+	fail_to(sock, r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
+}
+
+static _Noreturn void helper_main(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp,
+				  const struct isd_landlock_plan *landlock, int pidfd, const char *cgroup_dir, int sock)
+{
+	int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	struct setup_message msg = {.type = SETUP_PID};
+	pid_t pid;
+
+	if (cgroup_dir) {
+		_cleanup_free_ char *procs = isd_xasprintf("%s/cgroup.procs", cgroup_dir);
+		int r = isd_write_file_at(AT_FDCWD, procs, "0", O_WRONLY, 0);
+		if (r < 0) {
+			isd_error(r, "joining the sandbox's cgroup %s", cgroup_dir);
+			fail_to(sock, ISD_EXIT_FAILURE);
+		}
+	}
+	if (!spec->pid_host)
+		flags |= CLONE_NEWPID;
+	if (spec->network != ISD_NET_HOST)
+		flags |= CLONE_NEWNET;
+	if (setns(pidfd, flags) < 0) {
+		isd_error(-errno, "joining the sandbox's namespaces");
+		fail_to(sock, ISD_EXIT_FAILURE);
+	}
+	close(pidfd);
+	pid = fork();
+	if (pid < 0) {
+		isd_error(-errno, "starting a process in the sandbox");
+		fail_to(sock, ISD_EXIT_FAILURE);
+	}
+	if (pid == 0)
+		process_main(spec, seccomp, landlock, sock);
+	msg.exit_code = pid;
+	(void)!send(sock, &msg, sizeof(msg), MSG_NOSIGNAL);
+	_exit(0);
+}
+
+int isd_sandbox_enter(const struct isd_spec *spec, pid_t init_pid, const char *cgroup_dir,
+		      struct isd_sandbox_entered *e)
+{
+	struct isd_seccomp_program seccomp = {0};
+	struct isd_landlock_plan landlock;
+	struct setup_message err = {0};
+	bool got_err = false;
+	_cleanup_close_ int pidfd = -1;
+	int sv[2] = {-1, -1}, code = ISD_EXIT_FAILURE, status;
+	pid_t helper = -1;
+
+	e->pid = -1;
+	e->pty_master = -1;
+	isd_landlock_plan(spec, &landlock);
+	if (isd_seccomp_prepare(spec->seccomp, &seccomp) < 0)
+		goto out;
+	pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
+	if (pidfd < 0) {
+		isd_error(-errno, "finding the sandbox's init (pid %d)", (int)init_pid);
+		goto out;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		isd_error(-errno, "creating the setup socket");
+		goto out;
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		isd_error(-errno, "becoming the subreaper of the process in the sandbox");
+		goto out;
+	}
+	fflush(NULL);
+	helper = fork();
+	if (helper < 0) {
+		isd_error(-errno, "starting a process in the sandbox");
+		goto out;
+	}
+	if (helper == 0) {
+		close(sv[0]);
+		/* nothing of the caller but stdio crosses into the sandbox */
+		isd_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+		helper_main(spec, &seccomp, &landlock, pidfd, cgroup_dir, sv[1]);
+	}
+	close(sv[1]);
+	sv[1] = -1;
+	for (;;) {
+		struct setup_message m;
+		int passed;
+		ssize_t n = isd_recv_with_fd(sv[0], &m, sizeof(m), 0, &passed);
+
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (passed >= 0 && (size_t)n == sizeof(m) && m.type == SETUP_PTY && e->pty_master < 0)
+			e->pty_master = passed;
+		else if (passed >= 0)
+			close(passed);
+		if ((size_t)n == sizeof(m) && m.type == SETUP_PID)
+			e->pid = m.exit_code;
+		if ((size_t)n == sizeof(m) && m.type == SETUP_ERROR && !got_err) {
+			err = m;
+			err.text[sizeof(err.text) - 1] = '\0';
+			got_err = true;
+		}
+	}
+	/* the process is ours once the helper is gone */
+	isd_wait_pid(helper, &status);
+	helper = -1;
+	if (got_err) {
+		isd_error_raw(-EIO, err.text);
+		code = err.exit_code;
+		if (e->pid > 0)
+			isd_wait_pid(e->pid, NULL);
+		e->pid = -1;
+	} else if (e->pid <= 0) {
+		isd_error(-EIO, "entering the sandbox: the helper ended without starting the process");
+	} else {
+		code = 0;
+	}
+out:
+	isd_kill_and_reap(&helper);
+	if (code != 0 && e->pty_master >= 0) {
+		close(e->pty_master);
+		e->pty_master = -1;
+	}
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	isd_seccomp_program_free(&seccomp);
+	isd_landlock_plan_free(&landlock);
+	return code;
+}
