@@ -2,9 +2,11 @@
 /*
  * The plan side of the OCI runtime: a bundle's config.json (runtime-spec
  * 1.x) translated into isd's spec plus what the spec does not model.
- * Pure: the file is read, nothing on the system is created or changed, and
+ * Pure: the file, the host's device nodes it names and the kernel's last
+ * capability are read, nothing on the system is created or changed, and
  * everything is validated before the call returns, so a maker never meets
- * a value it has to second-guess.
+ * a value it has to second-guess.  isd_oci_refuse_unapplied() is the
+ * runtime's check that its maker carries out all the rest (extra).
  *
  * Errors follow isd's idiom: 0 or -errno, the one line recorded with
  * isd_error() and naming the JSON path and the bundle:
