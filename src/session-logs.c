@@ -52,6 +52,9 @@ static void trim(const char *root)
 {
 	_cleanup_strv_ char **ids = ids_in(root);
 	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* A session ends on the way out of a failed start too: its message
+	 * is the caller's to print, not this clean-up's to clear. */
+	_cleanup_free_ char *kept = isd_xstrdup(isd_error_message());
 	size_t n = 0;
 
 	while (ids && ids[n])
@@ -74,7 +77,7 @@ static void trim(const char *root)
 		ids[oldest] = ids[--n];
 		ids[n] = NULL;
 	}
-	isd_error_clear();
+	isd_error_raw(0, kept);
 }
 
 void isd_session_keep_log(const struct isd_session *s)

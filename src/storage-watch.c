@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/storage.h"
+#include "isd/fsutil.h"
 #include "isd/spec.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
@@ -40,6 +41,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -327,6 +330,54 @@ static void take_statvfs(struct watched_fs *f)
 	f->iavail = sv.f_files ? (uint64_t)sv.f_favail : UINT64_MAX;
 }
 
+/* Files the sandbox's processes hold open after deleting them (or made
+ * with O_TMPFILE) are in no directory a count walks, yet hold their
+ * blocks: those on a watched file system, or on an overlay (the full
+ * tier's session and state), count too.  A tmpfs of the sandbox's own is
+ * its memory's.  What no descriptor of a process holds (a mapping alone,
+ * a descriptor in flight in a unix socket), and in the landlock tier a
+ * process that made itself non-dumpable, only the floor bounds. */
+static void count_held(struct isd_storage_watch *w, uint64_t *bytes, uint64_t *inodes)
+{
+	_cleanup_free_ struct proc_info *v = NULL;
+	struct isd_inode_map seen = {0};
+	size_t n = list_procs(&v);
+
+	for (size_t i = 0; i < n; i++) {
+		char dir[64];
+		DIR *d;
+		struct dirent *e;
+
+		if (v[i].pid == w->tree || v[i].pid == isd_storage_counter_pid(w->counter) || !is_descendant(v, n, i, w->tree))
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)v[i].pid);
+		if (!(d = opendir(dir)))
+			continue;
+		while ((e = readdir(d))) {
+			char path[64 + sizeof(e->d_name)];
+			struct stat st;
+			struct statfs sf;
+			bool watched = false;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink)
+				continue;
+			for (size_t k = 0; k < w->n_fs && !watched; k++)
+				watched = w->fs[k].dev == st.st_dev;
+			if (!watched && (statfs(path, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC))
+				continue;
+			if (isd_inode_map_find_or_add(&seen, st.st_dev, st.st_ino, 0, NULL))
+				continue;
+			*bytes += (uint64_t)st.st_blocks * 512;
+			(*inodes)++;
+		}
+		closedir(d);
+	}
+	isd_inode_map_free(&seen);
+}
+
 static void walk(struct isd_storage_watch *w)
 {
 	uint64_t t0 = now_ns();
@@ -345,6 +396,8 @@ static void walk(struct isd_storage_watch *w)
 	} else if (u.baseline < w->baseline_entries) {
 		w->inodes += w->baseline_entries - u.baseline;
 	}
+	if (w->tree)
+		count_held(w, &w->used, &w->inodes);
 	for (size_t i = 0; i < w->n_fs; i++) {
 		w->fs[i].avail_at_walk = w->fs[i].avail;
 		w->fs[i].iavail_at_walk = w->fs[i].iavail;

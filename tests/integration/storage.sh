@@ -399,3 +399,51 @@ test_landlock_tier_inode_flood_stops_at_the_bound() {
 	run_isd diff --stat "$id"
 	expect_rc 0 "isd diff after an inode flood"
 }
+
+# Rename tricks: a file written outside the counted area (the sandbox's
+# /tmp, or TMPDIR) and moved or linked into the workspace, a file renamed
+# over a counted one whose other name keeps its blocks, directories
+# renamed back and forth while they fill, a file deleted but held open.
+# The sum still freezes the sandbox at the bound, and the session ends
+# reviewable.
+rename_tricks() {
+	storage_project
+	start_cow --storage-opt size=200M -- sh -c '
+		t=${TMPDIR:-/tmp}
+		dd if=/dev/zero of="$t/a" bs=1M count=60 2>/dev/null; mv "$t/a" a
+		dd if=/dev/zero of="$t/b" bs=1M count=30 2>/dev/null; ln "$t/b" b 2>/dev/null || cp "$t/b" b
+		ln a a2; dd if=/dev/zero of=c bs=1M count=20 2>/dev/null; mv c a
+		mkdir d
+		(i=0; while [ $i -lt 40 ]; do dd if=/dev/zero of=d/f$i bs=1M count=1 2>/dev/null; i=$((i + 1)); done) &
+		j=0; while [ $j -lt 100 ]; do mv d e 2>/dev/null; mv e d 2>/dev/null; j=$((j + 1)); done
+		wait
+		echo renamed
+		exec 3>held; rm held; dd if=/dev/zero bs=1M count=100 >&3 2>/dev/null
+		i=0; while [ $i -lt 200 ]; do dd if=/dev/zero of=g$i bs=1M count=1 2>/dev/null; i=$((i + 1)); done
+		echo all written'
+	wait_frozen
+	id=$(session_id)
+	b=$(held_bytes "$id")
+	[ "$b" -le $((200 * MiB + SLACK)) ] || fail "frozen at $b bytes, over 200 MiB + slack: $(cat "$T/bg.err")"
+	expect_contains "$(cat "$T/bg.out")" "renamed" "the renames ran before the bound"
+	# what the deleted file holds counted: the 150 MiB before it and its
+	# 100 MiB freeze the sandbox; without it, some 50 files of g fit
+	n=$(find "$XDG_STATE_HOME/isd/sessions/$id" -name 'g*' | wc -l)
+	[ "$n" -lt 25 ] || fail "$n files of 1 MiB beside 100 MiB held by a deleted file"
+	run_isd resume --end "$id"
+	finish_bg
+	expect_rc 137
+	expect_not_contains "$out" "all written"
+	u=$(upper_bytes "$id")
+	[ "$u" -le $((200 * MiB + SLACK)) ] || fail "the upper layer holds $u bytes after the run"
+	expect_reviewable "$id" a2
+}
+
+test_rename_tricks_stay_at_the_bound() {
+	rename_tricks
+}
+
+test_landlock_tier_rename_tricks_stay_at_the_bound() {
+	need_landlock_tier
+	rename_tricks
+}
