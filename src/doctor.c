@@ -397,6 +397,7 @@ static void check_tiers(struct report *r)
 	struct isd_caller caller;
 	struct isd_spec spec;
 	char *argv[] = {"exec", "--profile", "agent", "--agent", "omp", "--", "true", NULL};
+	bool full_refused = false;
 
 	if (isd_isolation_full_works(p, false))
 		set(full, OK, "namespaces and a fresh /proc work");
@@ -421,14 +422,25 @@ static void check_tiers(struct report *r)
 	    isd_isolation_resolve(&spec, p) == 0) {
 		r->agent_tier = spec.tier;
 		r->agent_pid_host = spec.isolation_pid_host;
-		set(agent, OK, "--isolation %s: the %s tier%s (%s)", isd_isolation_name(spec.isolation),
-		    isd_isolation_name(spec.tier), spec.isolation_pid_host ? " without a pid namespace" : "",
-		    spec.isolation_why);
+		full_refused = spec.tier == ISD_ISOLATION_FULL && !isd_isolation_full_works_for(&spec, p);
+		if (full_refused) {
+			char why[300];
+			isd_isolation_refusal(&spec, p, why, sizeof(why));
+			set(agent, FAIL, "--isolation %s: the full tier, which this host refuses: %s",
+			    isd_isolation_name(spec.isolation), why);
+		} else {
+			set(agent, OK, "--isolation %s: the %s tier%s (%s)", isd_isolation_name(spec.isolation),
+			    isd_isolation_name(spec.tier), spec.isolation_pid_host ? " without a pid namespace" : "",
+			    spec.isolation_why);
+		}
 	} else {
 		set(agent, FAIL, "%s", isd_error_message());
 		isd_error_clear();
 	}
-	if (!isd_isolation_full_works(p, false) && spec.isolation == ISD_ISOLATION_FULL)
+	if (full_refused && p->userns == 0 && !p->proc)
+		snprintf(agent->fix, sizeof(agent->fix), "--isolation auto in your agent profile (isd profile edit agent), "
+			 "or run isd as a user in the container (docker/podman --user 1000, Kubernetes runAsUser: 1000)");
+	else if (full_refused)
 		snprintf(agent->fix, sizeof(agent->fix), "--isolation auto in your agent profile (isd profile edit agent), "
 			 "or give the outer container namespaces: docker/podman --security-opt seccomp=unconfined "
 			 "--security-opt systempaths=unconfined (Kubernetes: securityContext.seccompProfile.type: Unconfined, "

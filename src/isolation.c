@@ -13,6 +13,7 @@
 #include "mount-fs.h"
 #include "sandbox-landlock.h"
 #include "isd/spec.h"
+#include "isd/syscalls.h"
 #include "isd/util.h"
 
 #include <fcntl.h>
@@ -136,6 +137,16 @@ void isd_isolation_probe(struct isd_isolation_probe *p)
 
 	memset(p, 0, sizeof(*p));
 	p->landlock_abi = isd_landlock_abi();
+	/* Cloning needs CAP_SYS_ADMIN over this mount namespace, which a
+	 * container's root lacks (Docker's and podman's default
+	 * capabilities): the clone is detached and goes with its fd. */
+	if (geteuid() == 0) {
+		int fd = isd_open_tree(AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (fd < 0)
+			p->root_clone = errno;
+		else
+			close(fd);
+	}
 	if (step >= 1 && step <= 3) {
 		p->userns = a & 0xff;
 		p->userns_step = userns_steps[step];
@@ -151,6 +162,30 @@ bool isd_isolation_full_works(const struct isd_isolation_probe *p, bool pid_host
 	return p->userns == 0 && (pid_host || p->proc == 0);
 }
 
+static bool needs_root_clones(const struct isd_spec *spec)
+{
+	if (!spec->idmapped)
+		return false;
+	if (spec->rootfs)
+		return true;
+	for (size_t i = 0; i < spec->n_mounts; i++) {
+		const struct isd_mount *m = &spec->mounts[i];
+		if (m->type == ISD_MOUNT_OVERLAY || m->agent_state || (m->type == ISD_MOUNT_BIND && !m->rebind))
+			return true;
+	}
+	return false;
+}
+
+static bool root_clones_refused(const struct isd_spec *spec, const struct isd_isolation_probe *p)
+{
+	return p->root_clone && needs_root_clones(spec);
+}
+
+bool isd_isolation_full_works_for(const struct isd_spec *spec, const struct isd_isolation_probe *p)
+{
+	return isd_isolation_full_works(p, spec->pid_host) && !root_clones_refused(spec, p);
+}
+
 const char *isd_isolation_landlock_lacks(const struct isd_spec *spec)
 {
 	(void)spec;
@@ -160,13 +195,20 @@ const char *isd_isolation_landlock_lacks(const struct isd_spec *spec)
 	       "and --network netless by port only (TCP to the relay's port on any address, no DNS stub)";
 }
 
-/* The first clause of what refused the full tier. */
-static void refusal(const struct isd_isolation_probe *p, char *buf, size_t len)
+void isd_isolation_refusal(const struct isd_spec *spec, const struct isd_isolation_probe *p, char *buf, size_t len)
 {
-	if (p->userns)
+	int n = 0;
+
+	if (p->userns) {
 		snprintf(buf, len, "%s was refused (%s)", p->userns_step, strerror(p->userns));
-	else
-		snprintf(buf, len, "a fresh /proc was refused (%s: a masked /proc)", strerror(p->proc));
+		return;
+	}
+	buf[0] = '\0';
+	if (p->proc && !spec->pid_host)
+		n = snprintf(buf, len, "a fresh /proc was refused (%s: a masked /proc)", strerror(p->proc));
+	if (root_clones_refused(spec, p) && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "%sas root, cloning the binds for idmapped mounts was refused "
+			 "(%s: no CAP_SYS_ADMIN, as for a container's root)", n ? "; " : "", strerror(p->root_clone));
 }
 
 static int validate_origin(const struct isd_spec *spec)
@@ -195,16 +237,16 @@ static int validate_origin(const struct isd_spec *spec)
  * can neither trace nor (ABI 6) signal a process outside its domain. */
 static int decide_auto(struct isd_spec *spec, const struct isd_isolation_probe *p, char *why, size_t len)
 {
-	char refused[160];
+	char refused[300];
 	int r;
 
-	if (isd_isolation_full_works(p, spec->pid_host)) {
+	if (isd_isolation_full_works_for(spec, p)) {
 		spec->tier = ISD_ISOLATION_FULL;
 		snprintf(why, len, "--isolation auto: this host allows the namespaces and a fresh /proc");
 		return 0;
 	}
-	refusal(p, refused, sizeof(refused));
-	if (p->userns == 0 && !spec->landlock_off && p->landlock_abi >= ISD_LANDLOCK_MIN_ABI) {
+	isd_isolation_refusal(spec, p, refused, sizeof(refused));
+	if (p->userns == 0 && !root_clones_refused(spec, p) && !spec->landlock_off && p->landlock_abi >= ISD_LANDLOCK_MIN_ABI) {
 		spec->tier = ISD_ISOLATION_FULL;
 		spec->pid_host = true;
 		spec->isolation_pid_host = true;

@@ -32,12 +32,19 @@ struct isd_isolation_probe {
 	int userns;            /* the full tier's namespaces, the caller's id mapped, a tmpfs mounted */
 	const char *userns_step;
 	int proc;              /* a fresh procfs in a new pid namespace */
+	int root_clone;        /* as root: cloning a mount here, which root's idmapped binds need */
 	int landlock_abi;
 };
 void isd_isolation_probe(struct isd_isolation_probe *p);
 /* Whether the full tier works with this probe (with --pid host a fresh
  * procfs is not needed). */
 bool isd_isolation_full_works(const struct isd_isolation_probe *p, bool pid_host);
+/* The same for this sandbox: a root caller's binds are cloned for
+ * idmapped mounts (src/rootful.c), which a container's root without
+ * CAP_SYS_ADMIN cannot do. */
+bool isd_isolation_full_works_for(const struct isd_spec *spec, const struct isd_isolation_probe *p);
+/* Why the full tier cannot give this sandbox here: one clause. */
+void isd_isolation_refusal(const struct isd_spec *spec, const struct isd_isolation_probe *p, char *buf, size_t len);
 
 /* Sets spec->tier (full or landlock) and spec->isolation_why; auto
  * probes (unless probe is given) and may take the full tier without a pid

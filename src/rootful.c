@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "rootful.h"
+#include "isolation.h"
 #include "mount.h"
 #include "isd/syscalls.h"
 #include "userns.h"
@@ -143,6 +144,7 @@ static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid,
 	pid = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), NULL, NULL, NULL, NULL);
 	if (pid < 0) {
 		r = isd_error(-errno, "creating the user namespace of the idmapped mounts");
+		isd_userns_explain_failure(r);
 		close(ready[0]);
 		close(ready[1]);
 		return r;
@@ -175,6 +177,17 @@ static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid,
 	return r < 0 ? r : fd;
 }
 
+/* A container's root: uid 0 of the host (rootful docker/podman) without
+ * CAP_SYS_ADMIN, which cloning a mount needs. */
+static void explain_clone_refused(void)
+{
+	isd_error_hint("isd runs as root without CAP_SYS_ADMIN, as a container's root does: a root caller's binds are "
+		       "handed to the payload's unprivileged id through idmapped mounts, which need it; fix: run isd as a "
+		       "user in the container (docker/podman --user 1000, Kubernetes runAsUser: 1000), or give the container "
+		       "--cap-add SYS_ADMIN");
+	isd_isolation_hint_auto();
+}
+
 static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs, bool *idmapped, const char *what)
 {
 	struct mount_attr attr = {.attr_set = attrs};
@@ -182,8 +195,12 @@ static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs
 						   (path[0] ? 0 : AT_EMPTY_PATH));
 	int r;
 
-	if (fd < 0)
-		return isd_error(-errno, "cloning %s", what);
+	if (fd < 0) {
+		r = isd_error(-errno, "cloning %s", what);
+		if (r == -EPERM)
+			explain_clone_refused();
+		return r;
+	}
 	/* Above the setup descriptor and the standard ones, so that the
 	 * child's descriptor shuffling cannot overwrite it. */
 	r = fcntl(fd, F_DUPFD_CLOEXEC, 10);

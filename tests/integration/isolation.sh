@@ -157,28 +157,13 @@ SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/allowed.port"
 SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/denied.port" &
 while [ ! -s "$T/allowed.port" ] || [ ! -s "$T/denied.port" ]; do sleep 0.05; done
 a=$(cat "$T/allowed.port"); d=$(cat "$T/denied.port")
-"$ISD" exec --isolation landlock --network netless --allow "127.0.0.1:$a" -- /usr/bin/python3 -c '
-import os, sys, socket, urllib.request, urllib.error
-# (the loopback is in NO_PROXY, for the forwards of the full tier)
-for v in ("no_proxy", "NO_PROXY"):
-    os.environ.pop(v, None)
-def get(port, proxy=True):
-    h = {"http": os.environ["http_proxy"]} if proxy else {}
-    o = urllib.request.build_opener(urllib.request.ProxyHandler(h))
-    try:
-        return o.open("http://127.0.0.1:%s/hello.txt" % port, timeout=5).read().decode().strip()
-    except urllib.error.HTTPError as e:
-        return "http %d" % e.code
-    except Exception as e:
-        return "failed: %s" % e
-print("allowed:", get(sys.argv[1]))
-print("denied:", get(sys.argv[2]))
-print("direct:", get(sys.argv[1], proxy=False))
+"$ISD" exec --isolation landlock --network netless --allow "127.0.0.1:$a" -- /usr/bin/python3 "$NETDIR/netless-get.py" "$a" "$d"
+"$ISD" exec --isolation landlock --network netless -- /usr/bin/python3 -c '
+import socket
 try:
     socket.socket().listen(1); print("listen: yes")
 except OSError as e:
-    print("listen: no", e.errno)
-' "$a" "$d"
+    print("listen: no", e.errno)'
 kill $(jobs -p) 2>/dev/null
 exit 0
 EOF
