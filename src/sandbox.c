@@ -252,6 +252,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	pid_t pid = -1;
 	struct isd_pty_child waited = {.pid = -1};
 	bool parent_failed = true, relay_failed = false;
+	_cleanup_free_ char *failure = NULL;
 	struct isd_proxy *proxy = NULL;
 	struct isd_net_helper net_helper = {.pid = -1, .exit_fd = -1};
 	struct isd_session session = {.lock_fd = -1};
@@ -439,6 +440,9 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	if (r == 0 && WIFEXITED(status))
 		isd_agent_state_hint_at_exit(spec, getenv("HOME"), exit_code);
 out:
+	/* The cleanup below may clear it (a session's end looks at old logs). */
+	if (parent_failed && !d)
+		failure = isd_xstrdup(isd_error_message());
 	/* A start that failed: the sandbox does not outlive it. */
 	isd_kill_and_reap(&pid);
 	isd_storage_watch_stop(storage);
@@ -470,6 +474,8 @@ out:
 		close(sv[1]);
 	isd_seccomp_program_free(&seccomp);
 	isd_landlock_plan_free(&args.landlock);
+	if (failure && failure[0])
+		isd_error_raw(-EIO, failure);
 	if (parent_failed && !d)
 		isd_error_print("preparing the sandbox failed");
 	return exit_code;
