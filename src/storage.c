@@ -24,8 +24,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-static int parse_one(struct isd_storage_opts *o, const char *kv, size_t len)
+static int parse_one(struct isd_storage_opts *o, const char *kv, size_t len, unsigned *seen)
 {
+	static const char *const keys[] = {"size", "inodes", "min-free"};
 	char buf[64];
 	const char *v;
 	size_t klen;
@@ -39,6 +40,15 @@ static int parse_one(struct isd_storage_opts *o, const char *kv, size_t len)
 		return isd_error(0, "--storage-opt %s: expected KEY=VALUE (size=, inodes=, min-free=)", buf);
 	klen = (size_t)(v - buf);
 	v++;
+	/* "size=1g,size=2g": a key twice in one option is a slip of the
+	 * fingers (a later option, the command line's over a profile's,
+	 * does replace it). */
+	for (unsigned k = 0; k < 3; k++)
+		if (klen == strlen(keys[k]) && !strncmp(buf, keys[k], klen)) {
+			if (*seen & (1U << k))
+				return isd_error(0, "--storage-opt %.*s: given twice", (int)klen, buf);
+			*seen |= 1U << k;
+		}
 	if (klen == 4 && !strncmp(buf, "size", 4)) {
 		if (isd_parse_size(v, &o->size) < 0)
 			return isd_error(0, "--storage-opt %s: invalid size (expected N[k|m|g|t], 0 for none)", buf);
@@ -85,10 +95,11 @@ int isd_storage_parse_opt(struct isd_storage_opts *o, const char *arg)
 {
 	struct isd_storage_opts next = *o;
 	const char *p = arg;
+	unsigned seen = 0;
 
 	do {
 		size_t len = strcspn(p, ",");
-		int r = parse_one(&next, p, len);
+		int r = parse_one(&next, p, len, &seen);
 		if (r < 0)
 			return r;
 		p += len;
