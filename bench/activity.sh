@@ -1,0 +1,104 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What the activity log costs, on this machine, in the same run, each
+# against the same sandbox without a log (`isd exec --profile none`, the
+# log by --activity-log, which is what the agent profile's session log is):
+#  1. a loop of 1000 `/bin/true` execs inside (issue 22's goal: at most
+#     1.15 times the run without the log);
+#  2. start to exit of `isd exec -- /bin/true` (unchanged within noise);
+#  3. a build of a small C project inside, `make -j2` of 40 files (when
+#     make and cc are installed; issue 22's goal for a build: 1.02).
+# 1 and 3 are paired and interleaved (each round runs both, in alternating
+# order; the machine is shared, so medians of per-round ratios, with
+# quartiles); 2 is hyperfine's medians when it is installed, else paired
+# rounds as well.  Prints the figures and ratios; never asserts a time.
+#
+#   bench/activity.sh [ISD_BINARY]      (ROUNDS=10 START_RUNS=200)
+set -eu
+ISD=$(realpath "${1:-$(dirname "$0")/../build/src/isd}")
+ROUNDS=${ROUNDS:-10}
+START_RUNS=${START_RUNS:-200}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "machine: $(nproc) CPUs, Linux $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+mkdir -p "$out/proj"
+build=
+if command -v make >/dev/null && command -v cc >/dev/null; then
+	i=0
+	while [ $i -lt 40 ]; do
+		printf 'int f%d(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * %d; return s; }\n' $i $i >"$out/proj/f$i.c"
+		i=$((i + 1))
+	done
+	printf 'OBJS = $(patsubst %%.c,%%.o,$(wildcard *.c))\nall: $(OBJS)\n%%.o: %%.c\n\tcc -O1 -c $< -o $@\n' \
+		>"$out/proj/Makefile"
+	build=yes
+else
+	echo "bench: make or cc is not installed: no build inside" >&2
+fi
+
+python3 - "$ISD" "$out" "$ROUNDS" "$build" <<'PY'
+import os, statistics, subprocess, sys, time
+isd, out, rounds, build = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "yes"
+log = os.path.join(out, "activity.jsonl")
+loop = "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done"
+base = [isd, "exec", "--profile", "none"]
+proj = os.path.join(out, "proj")
+cases = [("1000 execs of /bin/true", base + ["--", "sh", "-c", loop])]
+if build:
+    cases.append(("make -j2 of 40 C files", base + ["-v", f"{proj}:{proj}", "-w", proj, "--", "sh", "-c",
+                                                   "rm -f *.o && make -s -j2"]))
+null = subprocess.DEVNULL
+
+def run(cmd, with_log):
+    if with_log and os.path.exists(log):
+        os.unlink(log)
+    c = cmd[:4] + (["--activity-log", log] if with_log else []) + cmd[4:]
+    s = time.perf_counter_ns()
+    subprocess.run(c, stdout=null, stderr=null, check=True)
+    return (time.perf_counter_ns() - s) / 1e6
+
+for name, cmd in cases:
+    t = {False: [], True: []}
+    for i in range(rounds + 1):
+        for w in ((False, True) if i % 2 == 0 else (True, False)):
+            ms = run(cmd, w)
+            if i >= 1:
+                t[w].append(ms)
+    r = sorted(y / x for x, y in zip(t[False], t[True]))
+    q = statistics.quantiles(r, n=4) if len(r) > 1 else (r[0], r[0], r[0])
+    print(f"{name}: with the log {statistics.median(t[True]):.0f} ms, without {statistics.median(t[False]):.0f} ms, "
+          f"ratio {statistics.median(r):.2f} (quartiles {q[0]:.2f}-{q[2]:.2f}, {rounds} rounds)")
+with open(log) as f:
+    recs = [l for l in f if '"type":"exec"' in l]
+with_exe = sum('"exe":' in l for l in recs)
+print(f"  (the last log: {len(recs)} exec records, {with_exe} with the executable that ran)")
+PY
+
+if command -v hyperfine >/dev/null; then
+	hyperfine -N --warmup 20 --runs "$START_RUNS" --export-json "$out/start.json" \
+		-n without "$ISD exec --profile none -- /bin/true" \
+		-n with "$ISD exec --profile none --activity-log $out/start.jsonl -- /bin/true" >/dev/null
+	python3 - "$out/start.json" <<'PY'
+import json, sys
+r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
+ms = lambda n: r[n]["median"] * 1000
+print(f"start to exit of true: with the log {ms('with'):.2f} ms, without {ms('without'):.2f} ms (medians of "
+      f"{len(r['with']['times'])}), ratio {ms('with') / ms('without'):.2f}")
+PY
+else
+	python3 - "$ISD" "$out" "$START_RUNS" <<'PY'
+import os, statistics, subprocess, sys, time
+isd, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+t = {False: [], True: []}
+for i in range(n):
+    for w in ((False, True) if i % 2 == 0 else (True, False)):
+        c = [isd, "exec", "--profile", "none"] + (["--activity-log", os.path.join(out, "start.jsonl")] if w else [])
+        s = time.perf_counter_ns()
+        subprocess.run(c + ["--", "/bin/true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        t[w].append((time.perf_counter_ns() - s) / 1e6)
+r = sorted(y / x for x, y in zip(t[False], t[True]))
+print(f"start to exit of true: with the log {statistics.median(t[True]):.2f} ms, without "
+      f"{statistics.median(t[False]):.2f} ms, ratio {statistics.median(r):.2f} ({n} pairs; install hyperfine for its medians)")
+PY
+fi
