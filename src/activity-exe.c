@@ -44,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,9 +59,6 @@ struct image {
 	int auxv_err; /* 0, or why auxv could not be read (ESRCH: gone) */
 	size_t auxv_len;
 	unsigned char auxv[AUXV_MAX];
-	bool exe_ok;
-	dev_t dev;
-	ino_t ino;
 };
 
 struct waiting {
@@ -112,7 +108,6 @@ struct isd_exe_watch *isd_exe_watch_new(void (*write)(void *arg, const char *rec
 static void look(int dirfd, struct image *im)
 {
 	_cleanup_close_ int fd = openat(dirfd, "auxv", O_RDONLY | O_CLOEXEC);
-	struct stat st;
 	ssize_t n;
 
 	im->auxv_len = 0;
@@ -125,15 +120,12 @@ static void look(int dirfd, struct image *im)
 	}
 	if (im->auxv_err == ENOENT)
 		im->auxv_err = ESRCH;
-	im->exe_ok = fstatat(dirfd, "exe", &st, 0) == 0;
-	im->dev = im->exe_ok ? st.st_dev : 0;
-	im->ino = im->exe_ok ? st.st_ino : 0;
 }
 
 static bool same_image(const struct image *a, const struct image *b)
 {
-	return a->auxv_len == b->auxv_len && !memcmp(a->auxv, b->auxv, a->auxv_len) && a->exe_ok == b->exe_ok &&
-	       a->dev == b->dev && a->ino == b->ino;
+	/* one mm, one exe: the exe's own identity adds nothing */
+	return a->auxv_len == b->auxv_len && !memcmp(a->auxv, b->auxv, a->auxv_len);
 }
 
 static bool addresses_randomized(const struct isd_exe_watch *w, int dirfd)
