@@ -107,10 +107,12 @@ static int parse_create(int argc, char **argv, bool run, struct create_opts *o)
  * never left out silently. */
 static int refuse_unsupported(const struct isd_oci_extra *x)
 {
-	for (int k = 0; k < ISD_OCI_HOOK_COUNT; k++)
-		if (x->hooks[k].n)
-			return RT_ERR(-EOPNOTSUPP, "%s: hooks.%s: hooks are not supported by isd-runtime yet",
-					 x->config_path, isd_oci_hook_name(k));
+	static const enum isd_oci_hook_kind inside[] = {ISD_OCI_HOOK_CREATE_CONTAINER, ISD_OCI_HOOK_START_CONTAINER};
+
+	for (size_t k = 0; k < sizeof(inside) / sizeof(inside[0]); k++)
+		if (x->hooks[inside[k]].n)
+			return RT_ERR(-EOPNOTSUPP, "%s: hooks.%s: hooks in the container's namespaces are not supported by isd-runtime yet",
+				      x->config_path, isd_oci_hook_name(inside[k]));
 	for (int k = 0; k < ISD_OCI_NS_COUNT; k++)
 		if (x->ns[k].mode == ISD_OCI_NS_JOIN)
 			return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces: joining the %s namespace %s is not supported by isd-runtime yet",
@@ -293,7 +295,13 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	st.cgroup = d.cgroup_dir;
 	d.cgroup_dir = NULL;
 	st.annotations = isd_strv_copy(extra.annotations);
+	st.hooks_json = rt_hooks_to_json(&extra);
 	r = rt_state_write(dirfd, &st);
+	/* the container's namespaces exist, its payload has not run */
+	if (r == 0)
+		r = rt_run_config_hooks(&extra, ISD_OCI_HOOK_PRESTART, &st, RT_CREATING);
+	if (r == 0)
+		r = rt_run_config_hooks(&extra, ISD_OCI_HOOK_CREATE_RUNTIME, &st, RT_CREATING);
 	if (r == 0 && d.pty_master >= 0 && extra.has_console_size) {
 		struct winsize ws = {.ws_row = (unsigned short)extra.console_height,
 				     .ws_col = (unsigned short)extra.console_width};
@@ -371,6 +379,8 @@ static int start_locked(int dirfd, const char *id)
 		r = RT_ERR(-EINVAL, "cannot start container %s: it is %s, not created", id, rt_status_name(st.status));
 	if (r == 0)
 		r = open_gate(dirfd, id);
+	if (r == 0)
+		rt_run_kept_hooks(&st, "poststart", RT_RUNNING);
 	rt_state_free(&st);
 	return r;
 }

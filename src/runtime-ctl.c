@@ -186,6 +186,8 @@ int rt_delete_locked(int dirfd, const char *id, bool force)
 		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 		r = wait_gone(pidfd, &st);
 	}
+	if (r == 0 && st.status != RT_CREATING)
+		rt_run_kept_hooks(&st, "poststop", RT_STOPPED);
 	if (r == 0 && st.cgroup)
 		r = isd_sandbox_remove_cgroup(st.cgroup);
 	if (r == 0 || force)

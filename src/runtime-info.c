@@ -68,8 +68,9 @@ int rt_cmd_features(int argc, char **argv)
 	}
 	json_object_object_add(o, "ociVersionMin", json_object_new_string("1.0.0"));
 	json_object_object_add(o, "ociVersionMax", json_object_new_string("1.1.0"));
-	/* refused until isd-runtime runs them (runtime-cmd.c) */
-	json_object_object_add(o, "hooks", json_object_new_array());
+	/* createContainer and startContainer are refused (runtime-cmd.c) */
+	json_object_object_add(o, "hooks", strings((const char *const[]){"prestart", "createRuntime", "poststart",
+									   "poststop", NULL}));
 	json_object_object_add(o, "mountOptions", strings(mount_options));
 
 	arr = json_object_new_array();

@@ -182,6 +182,8 @@ int rt_state_read(int dirfd, const char *id, struct rt_state *st)
 	st->owner = get_string(o, "owner");
 	st->oci_version = get_string(o, "ociVersion");
 	st->cgroup = get_string(o, "isd.cgroup");
+	if (json_object_object_get_ex(o, "isd.hooks", &v))
+		st->hooks_json = isd_xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	if (json_object_object_get_ex(o, "pid", &v))
 		st->pid = (pid_t)json_object_get_int(v);
 	if (json_object_object_get_ex(o, "isd.pidStart", &v))
@@ -201,7 +203,8 @@ int rt_state_read(int dirfd, const char *id, struct rt_state *st)
 static json_object *state_object(const struct rt_state *st, bool internal)
 {
 	json_object *o = json_object_new_object(), *ann = json_object_new_object();
-	bool alive = st->status == RT_CREATED || st->status == RT_RUNNING;
+	/* creating: the hooks' view, the init there */
+	bool alive = st->status == RT_CREATED || st->status == RT_RUNNING || st->status == RT_CREATING;
 
 	json_object_object_add(o, "ociVersion", json_object_new_string(st->oci_version ? st->oci_version : "1.0.2"));
 	json_object_object_add(o, "id", json_object_new_string(st->id));
@@ -224,6 +227,8 @@ static json_object *state_object(const struct rt_state *st, bool internal)
 		json_object_object_add(o, "isd.pidStart", json_object_new_uint64(st->pid_start));
 		if (st->cgroup)
 			json_object_object_add(o, "isd.cgroup", json_object_new_string(st->cgroup));
+		if (st->hooks_json)
+			json_object_object_add(o, "isd.hooks", json_tokener_parse(st->hooks_json));
 	}
 	return o;
 }
@@ -257,6 +262,7 @@ void rt_state_free(struct rt_state *st)
 	free(st->owner);
 	free(st->oci_version);
 	free(st->cgroup);
+	free(st->hooks_json);
 	isd_strv_free(st->annotations);
 	memset(st, 0, sizeof(*st));
 }

@@ -70,6 +70,7 @@ struct rt_state {
 	char *bundle, *rootfs, *created, *owner, *oci_version;
 	char *cgroup;       /* the sandbox's cgroup, NULL when none */
 	char **annotations; /* "key=value" */
+	char *hooks_json;   /* the hooks start and delete run (runtime-hooks.c) */
 	enum rt_status status;  /* computed when read */
 };
 
@@ -132,6 +133,17 @@ void rt_not_found_hint(void);
 int rt_send_console(const char *path, int master);
 int rt_write_pid_file(const char *path, pid_t pid);
 int rt_cmd_exec(int argc, char **argv);
+
+/* runtime-hooks.c */
+enum isd_oci_hook_kind;
+char *rt_hooks_to_json(const struct isd_oci_extra *x);
+/* The config's hooks of kind, in order, with the state (status given) on
+ * their stdin; the first failure is returned, recorded. */
+int rt_run_config_hooks(const struct isd_oci_extra *x, enum isd_oci_hook_kind kind, const struct rt_state *st,
+			enum rt_status status);
+/* The hooks kept in the state ("poststart", "poststop"); failures are
+ * warnings. */
+void rt_run_kept_hooks(const struct rt_state *st, const char *kind, enum rt_status status);
 
 /* Parse "TERM", "SIGTERM", "15"; -EINVAL recorded. */
 int rt_parse_signal(const char *s, int *sig);

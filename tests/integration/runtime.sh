@@ -347,3 +347,37 @@ test_exec_tty() {
 	wait "$recv"
 	expect_contains "$(cat "$T/console.out")" "exec-on-a-tty" "the exec'd process's terminal came over the socket"
 }
+
+test_hooks() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'import os
+t = os.environ["T"]
+def hook(name):
+    return {"path": "/bin/sh", "args": ["sh", "-c", "cat > %s/%s.json" % (t, name)]}
+c["hooks"] = {k: [hook(k)] for k in ["prestart", "createRuntime", "poststart", "poststop"]}
+c["process"]["args"] = ["sleep", "600"]'
+	rt create --bundle "$T/b" h1
+	expect_rc 0 "create with hooks"
+	for k in prestart createRuntime; do
+		out=$(cat "$T/$k.json" 2>/dev/null)
+		expect_eq "$(json_field 'v["status"] + " " + v["id"] + " " + str(v["pid"] > 0)')" "creating h1 True" "the $k hook's state"
+	done
+	[ ! -e "$T/poststart.json" ] || fail "poststart ran before start"
+	rt start h1
+	expect_rc 0 "start"
+	out=$(cat "$T/poststart.json" 2>/dev/null)
+	expect_eq "$(json_field 'v["status"]')" running "the poststart hook's state"
+	rt delete --force h1
+	expect_rc 0 "delete --force"
+	out=$(cat "$T/poststop.json" 2>/dev/null)
+	expect_eq "$(json_field 'v["status"]')" stopped "the poststop hook's state"
+	make_bundle "$T/b2" 'c["hooks"] = {"createRuntime": [{"path": "/bin/false"}]}'
+	rt create --bundle "$T/b2" h2
+	expect_rc 1 "a failing createRuntime hook fails the create"
+	expect_contains "$err" "createRuntime hook /bin/false failed" "the message names the hook"
+	[ ! -e "$T/state/h2" ] || fail "a failed create left its state"
+	make_bundle "$T/b3" 'c["hooks"] = {"startContainer": [{"path": "/bin/true"}]}'
+	rt create --bundle "$T/b3" h3
+	expect_rc 1 "startContainer hooks are refused"
+	expect_contains "$err" "startContainer" "the message names the hook"
+}
