@@ -516,14 +516,14 @@ static void report_freeze(struct isd_storage_watch *w)
 	case SIZE:
 		grace = w->opts.size / 10 > (16ULL << 20) ? w->opts.size / 10 : 16ULL << 20;
 		path = isd_visible_str(w->session_dir ? w->session_dir : w->accounted[0]);
-		say("the sandbox is frozen: %s holds %s, its bound is %s (--storage-opt size=); "
+		say("the sandbox is frozen (a freeze, not ENOSPC: no disk quota without privileges): %s holds %s, its bound is %s (--storage-opt size=); "
 		    "`isd resume %s` lets it go on up to %s more, `isd resume --end %s` ends it%s",
 		    path, h(w->used, a), h(w->size_bound, b), w->id, h(grace, c), w->id,
 		    w->session_dir ? " (the session stays for isd diff)" : "");
 		break;
 	case INODES:
 		path = isd_visible_str(w->session_dir ? w->session_dir : w->accounted[0]);
-		say("the sandbox is frozen: %s holds %llu files, its bound is %llu (--storage-opt inodes=); "
+		say("the sandbox is frozen (a freeze, not ENOSPC): %s holds %llu files, its bound is %llu (--storage-opt inodes=); "
 		    "`isd resume %s` lets it go on, `isd resume --end %s` ends it",
 		    path, (unsigned long long)w->inodes, (unsigned long long)w->inode_bound, w->id, w->id);
 		break;
@@ -536,7 +536,7 @@ static void report_freeze(struct isd_storage_watch *w)
 	case IFLOOR:
 		path = isd_visible_str(f->path);
 		if (w->frozen == FLOOR)
-			say("the sandbox is frozen: the file system of %s has %s left, below the floor of %s "
+			say("the sandbox is frozen (a freeze, not ENOSPC): the file system of %s has %s left, below the floor of %s "
 			    "(--storage-opt min-free=); it goes on when space is back, or `isd resume %s` "
 			    "(the floor drops to half of what is left), `isd resume --end %s` ends it",
 			    path, h(f->avail, a), h(f->floor, b), w->id, w->id);
