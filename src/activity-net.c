@@ -48,15 +48,10 @@ void isd_activity_net_record(void *ctx, const struct isd_net_record *n)
 		rec_printf(&r, ",\"up\":%" PRIu64 ",\"down\":%" PRIu64 ",\"duration_ms\":%" PRIu64, n->up, n->down,
 			   n->duration_ms);
 	}
-	if (n->host_pid > 0) {
-		long pid, ppid;
-
-		/* read now: the peer may be gone by the time a person asks */
-		activity_read_status(n->host_pid, &pid, &ppid);
-		if (pid > 0)
-			rec_printf(&r, ",\"pid\":%ld", pid);
+	if (n->pid > 0)
+		rec_printf(&r, ",\"pid\":%ld", n->pid);
+	if (n->host_pid > 0)
 		rec_printf(&r, ",\"host_pid\":%d", (int)n->host_pid);
-	}
 	rec_puts(&r, "}");
 	activity_write(a, &r);
 }

@@ -26,9 +26,6 @@ void rec_printf(struct rec *r, const char *fmt, ...) __attribute__((format(print
 void rec_json_str(struct rec *r, const char *str, size_t n);
 /* "time":"..." of ts (NULL: now) */
 void rec_time_at(struct rec *r, const struct timespec *ts);
-/* The pid in the sandbox's pid namespace and the host pid of the parent
- * (-1 when unknown). */
-void activity_read_status(pid_t pid, long *ns_pid, long *ppid);
 /* r, ended by a newline, within the log's bound (else counted dropped). */
 void activity_write(struct isd_activity *a, struct rec *r);
 

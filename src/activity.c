@@ -15,6 +15,7 @@
 #include "activity-rec.h"
 #include "testhooks.h"
 #include "isd/util.h"
+#include "isd/process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -318,43 +319,6 @@ static ssize_t read_str(int mem, uint64_t addr, char *buf, size_t max, bool *cut
 	return (ssize_t)len;
 }
 
-/* The pid in the innermost pid namespace (the sandbox's) and the host
- * pid of the parent, from /proc/PID/status. */
-/* That, and the host pid of the thread group. */
-static void read_status(pid_t pid, long *ns_pid, long *ppid, long *tgid)
-{
-	char path[64], buf[2048];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-	char *p;
-
-	*ns_pid = *ppid = *tgid = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
-		return;
-	buf[n] = '\0';
-	if ((p = strstr(buf, "\nTgid:")))
-		*tgid = strtol(p + 6, NULL, 10);
-	if ((p = strstr(buf, "\nPPid:")))
-		*ppid = strtol(p + 6, NULL, 10);
-	if ((p = strstr(buf, "\nNSpid:"))) {
-		char *end = strchrnul(p + 1, '\n');
-
-		*end = '\0';
-		p = strrchr(p, '\t');
-		if (p)
-			*ns_pid = strtol(p + 1, NULL, 10);
-	}
-}
-
-void activity_read_status(pid_t pid, long *ns_pid, long *ppid)
-{
-	long tgid;
-
-	read_status(pid, ns_pid, ppid, &tgid);
-}
-
 static const struct exec_arch *find_arch(const struct isd_activity *a, uint32_t arch)
 {
 	for (size_t i = 0; i < a->n_arches; i++)
@@ -425,9 +389,9 @@ static long build_record(struct isd_activity *a, const struct seccomp_notif *req
 	a->rec.len = 0;
 	rec_puts(&a->rec, "{\"type\":\"exec\",");
 	rec_time(&a->rec);
-	read_status(pid, &ns_pid, &ppid, &tgid);
+	isd_process_status(pid, &ns_pid, &ppid, &tgid);
 	if (ppid > 0)
-		activity_read_status((pid_t)ppid, &ns_ppid, &dummy);
+		isd_process_status((pid_t)ppid, &ns_ppid, &dummy, NULL);
 	rec_printf(&a->rec, ",\"pid\":%ld,\"ppid\":%ld,\"host_pid\":%d", ns_pid, ns_ppid, pid);
 
 	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);

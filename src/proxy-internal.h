@@ -96,7 +96,8 @@ struct conn {
 	uint64_t own_down;       /* of down: the relay's own answer (200, SOCKS reply) */
 	const char *rule;        /* what allowed it (text of cfg's), for its record */
 	struct timespec start, mono; /* accepted: CLOCK_REALTIME, CLOCK_MONOTONIC */
-	pid_t host_pid;          /* who connected, where the kernel tells (0: unknown) */
+	long pid;                /* who connected, inside, where the kernel tells (0: unknown) */
+	pid_t host_pid;          /* the same on the host */
 	bool reported;           /* its record went out */
 	time_t deadline;         /* 0 = none */
 	struct resolve_job *job;

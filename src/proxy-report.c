@@ -92,6 +92,7 @@ void proxy_report_conn(struct isd_proxy *p, struct conn *c, enum isd_net_verdict
 		 * destination's */
 		.down = c->down > c->own_down ? c->down - c->own_down : 0,
 		.start = c->start,
+		.pid = c->pid,
 		.host_pid = c->host_pid,
 	};
 

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "proxy-internal.h"
 #include "isd/spec.h"
+#include "isd/process.h"
 #include "isd/util.h"
 
 #include <arpa/inet.h>
@@ -542,8 +543,12 @@ static void accept_on(struct isd_proxy *p, struct listener *l)
 			c = proxy_conn_new(p, CK_FORWARD_UNIX, fd);
 			/* The kernel's word for who called connect(); a TCP peer
 			 * has none (see isd/net-record.h). */
-			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0)
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cred.pid > 0) {
+				long ppid;
+
 				c->host_pid = cred.pid;
+				isd_process_status(cred.pid, &c->pid, &ppid, NULL);
+			}
 			c->no_policy = true;
 			c->rule = "--forward-unix";
 			c->fwd_index = (int)l->index;

@@ -36,7 +36,8 @@ struct isd_net_record {
 	uint64_t up, down;            /* bytes to the destination, and from it to the sandbox */
 	struct timespec start;        /* CLOCK_REALTIME: when the sandbox connected */
 	uint64_t duration_ms;
-	/* The process that connected (a host pid), 0: unknown.  Known for a
+	/* The process that connected: its pid inside and on the host (read
+	 * when it connected: it may be gone by the end), 0: unknown.  Known for a
 	 * unix --forward-unix: SO_PEERCRED is the kernel's word for who called
 	 * connect().  A TCP connection has no such word: its peer is a socket
 	 * in the sandbox's network namespace, and finding its owner means
@@ -44,6 +45,7 @@ struct isd_net_record {
 	 * process inside, for each connection, on the relay's thread; and the
 	 * answer is not sound (a socket inherited across fork or passed with
 	 * SCM_RIGHTS has many owners, the one that connected may be gone). */
+	long pid;
 	pid_t host_pid;
 };
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Waiting for isd's own children (src/process.c). */
+/* Waiting for isd's own children, and what /proc says of a process
+ * (src/process.c). */
 #ifndef ISD_PROCESS_H
 #define ISD_PROCESS_H
 
@@ -15,5 +16,10 @@ int isd_wait_pid(pid_t pid, int *status);
  * runs when the variable goes out of scope. */
 void isd_kill_and_reap(pid_t *pid);
 #define _cleanup_pid_ __attribute__((cleanup(isd_kill_and_reap)))
+
+/* The pid of host pid `pid` in its innermost pid namespace (a sandbox's),
+ * the host pid of its parent and of its thread group (tgid may be NULL),
+ * from /proc/PID/status; -1 when unknown (it is gone). */
+void isd_process_status(pid_t pid, long *ns_pid, long *ppid, long *tgid);
 
 #endif

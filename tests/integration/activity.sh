@@ -424,3 +424,29 @@ test_log_of_session_without_changes() {
 	out=$(cd "$P" && "$ISD" log 2>/dev/null)
 	expect_contains "$out" "  \$ /bin/true 19"
 }
+
+# A --forward-unix connection names the process inside that connected:
+# the socket's peer credentials are the kernel's word for it.
+test_log_forward_unix_names_the_process() {
+	SPY=/usr/bin/python3
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	HPY=$(command -v python3) || skip "python3 (python3) is not installed"
+	"$HPY" "$ISD_TEST_SRCDIR/tests/network/serve.py" unix-echo "$T/echo.sock" &
+	echo $! >"$T/echo.pid"
+	at_teardown 'kill $(cat "$T/echo.pid") 2>/dev/null; wait'
+	wait_until 10 test -S "$T/echo.sock" || fail "the unix echo server did not start"
+	run_isd exec --network none --activity-log "$T/unix.log" --forward-unix "/run/agent/echo.sock:$T/echo.sock" -- \
+		"$SPY" -c '
+import os, socket
+s = socket.socket(socket.AF_UNIX); s.connect("/run/agent/echo.sock"); s.sendall(b"hi\n")
+print(os.getpid(), s.recv(100).decode().strip())'
+	expect_rc 0 "the payload"
+	expect_contains "$out" " echo: hi"
+	pid=${out%% *}
+	json=$(cat "$T/unix.log")
+	expect_contains "$json" "\"verdict\":\"allowed\",\"what\":\"forward-unix\",\"host\":\"$T/echo.sock\",\"rule\":\"--forward-unix\",\"up\":3,\"down\":9,"
+	expect_contains "$json" ",\"pid\":$pid,\"host_pid\":"
+	run_isd log --file "$T/unix.log"
+	expect_contains "$out" "  net allowed forward-unix $T/echo.sock  rule --forward-unix  up 3 B  down 9 B  "
+	expect_contains "$out" " ms  pid $pid"
+}
