@@ -19,6 +19,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* One mount per masked path: a pattern that matches half the tree is a
  * mistake, and the kernel's mount limit would end the sandbox anyway. */
@@ -289,63 +291,75 @@ static void queue_push(struct mask_walk *w, char *path, unsigned depth)
 	w->queue[w->n_queue++] = (struct walk_dir){path, depth};
 }
 
+/* getdents64's record (the kernel's struct linux_dirent64). */
+struct walk_dirent {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 /* One directory: its matches and its subdirectories, handed over at once.
- * getdents' d_type avoids a stat per entry.  A directory that cannot be
- * opened (permissions, gone meanwhile) has nothing to mask that the
- * sandbox could read either. */
+ * getdents' d_type avoids a stat per entry; getdents64 itself, with a
+ * buffer that holds a usual directory whole, saves the fstat and two
+ * fcntl of each opendir (three syscalls a directory, 15 000 on a
+ * 5 000-directory project).  A directory that cannot be opened
+ * (permissions, gone meanwhile) has nothing to mask that the sandbox
+ * could read either. */
 static void read_dir(struct mask_walk *w, const struct walk_dir *dir)
 {
 	char path[PATH_MAX];
+	static _Thread_local char buf[64 << 10] __attribute__((aligned(8)));
 	size_t rel_len = strlen(dir->path);
 	char **found = NULL, **subdirs = NULL;
 	size_t n_found = 0;
-	struct dirent *e;
-	DIR *d;
+	long n;
 	int fd;
 
 	fd = isd_openat2(w->root_fd, rel_len ? dir->path : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
 			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0)
 		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
 	memcpy(path, dir->path, rel_len + 1);
-	while ((e = readdir(d))) {
-		size_t name_len = strlen(e->d_name), len = rel_len;
-		unsigned char type = e->d_type;
-		bool is_dir, dirlike;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct walk_dirent *e = (struct walk_dirent *)(buf + off);
+			size_t name_len = strlen(e->d_name), len = rel_len;
+			unsigned char type = e->d_type;
+			bool is_dir, dirlike;
 
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (rel_len + name_len + 3 > sizeof(path))
-			continue;
-		if (type == DT_UNKNOWN) {
-			struct stat st;
-			if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			off += e->d_reclen;
+
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 				continue;
-			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+			if (rel_len + name_len + 3 > sizeof(path))
+				continue;
+			if (type == DT_UNKNOWN) {
+				struct stat st;
+				if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+					continue;
+				type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+			}
+			is_dir = type == DT_DIR;
+			/* A link matches as what it names: the mount covers its target. */
+			dirlike = is_dir || type == DT_LNK;
+			if (len)
+				path[len++] = '/';
+			memcpy(path + len, e->d_name, name_len + 1);
+			if (matches_any(w->masks, w->n_masks, path, e->d_name, dirlike) &&
+			    !matches_any(w->unmasks, w->n_unmasks, path, e->d_name, dirlike)) {
+				isd_strv_push(&found, is_dir ? isd_xasprintf("%s/", path) : isd_xstrdup(path));
+				n_found++;
+			} else if (is_dir && !(dir->depth == 0 && !strcmp(e->d_name, ".git")) && dir->depth < MAX_DEPTH) {
+				/* The git metadata has its own protection, and its
+				 * object store is the largest tree in most projects. */
+				isd_strv_push(&subdirs, isd_xstrdup(path));
+			}
+			path[rel_len] = '\0';
 		}
-		is_dir = type == DT_DIR;
-		/* A link matches as what it names: the mount covers its target. */
-		dirlike = is_dir || type == DT_LNK;
-		if (len)
-			path[len++] = '/';
-		memcpy(path + len, e->d_name, name_len + 1);
-		if (matches_any(w->masks, w->n_masks, path, e->d_name, dirlike) &&
-		    !matches_any(w->unmasks, w->n_unmasks, path, e->d_name, dirlike)) {
-			isd_strv_push(&found, is_dir ? isd_xasprintf("%s/", path) : isd_xstrdup(path));
-			n_found++;
-		} else if (is_dir && !(dir->depth == 0 && !strcmp(e->d_name, ".git")) && dir->depth < MAX_DEPTH) {
-			/* The git metadata has its own protection, and its
-			 * object store is the largest tree in most projects. */
-			isd_strv_push(&subdirs, isd_xstrdup(path));
-		}
-		path[rel_len] = '\0';
 	}
-	closedir(d);
+	close(fd);
 
 	pthread_mutex_lock(&w->lock);
 	if (w->n_found + n_found > MAX_MASKED) {
