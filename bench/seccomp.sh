@@ -7,8 +7,9 @@
 # argument check is a filter of one rule (TIOCSTI alone): what the kernel
 # spends running any filter at all, since it skips the filter only for
 # syscalls allowed whatever their arguments (its action cache).  Each
-# figure is the fastest of ROUNDS runs of the loop's CPU time, the
-# profiles' rounds interleaved, so that other load shifts them less.
+# figure is the fastest batch of 2000 calls (bench/syscall-loop.c) over
+# ROUNDS runs, the profiles' rounds interleaved, so that other load on the
+# machine shifts them less.
 #
 #   bench/seccomp.sh [BUILD_DIR]
 set -eu
@@ -41,7 +42,7 @@ for kind in getppid ioctl; do
 		i=$((i + 1))
 	done
 	none=$(best unconfined)
-	echo "$kind ($( [ $kind = ioctl ] && echo 'argument-checked rule' || echo 'plain allow')), fastest of $rounds x $n calls:"
+	echo "$kind ($( [ $kind = ioctl ] && echo 'argument-checked rule' || echo 'plain allow')), fastest 2000-call batch of $rounds x $n calls:"
 	printf '  unconfined                %6.1f ns/call\n' "$none"
 	for prof in default "$docker" "$tmp/floor.json"; do
 		case $prof in

@@ -14,16 +14,28 @@ int main(int argc, char **argv)
 	/* getppid: allowed by every profile, never cached by libc, and its
 	 * own work is tiny, so the filter's share shows. */
 	long nr = argc > 2 && argv[2][0] == 'i' ? SYS_ioctl : SYS_getppid;
-	struct timespec a, b;
+	/* The fastest of short batches: on a loaded machine a batch that
+	 * another process or an interrupt cut into is slower, never faster,
+	 * so the minimum is the syscall's own cost. */
+	const long batch = 2000;
+	double best = 1e30;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (long i = 0; i < n; i++) {
-		if (nr == SYS_ioctl)
-			syscall(SYS_ioctl, -1, 0x5401 /* TCGETS */, 0); /* an argument-checked rule */
-		else
-			syscall(SYS_getppid);
+	for (long done = 0; done < n; done += batch) {
+		struct timespec a, b;
+		double ns;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (long i = 0; i < batch; i++) {
+			if (nr == SYS_ioctl)
+				syscall(SYS_ioctl, -1, 0x5401 /* TCGETS */, 0); /* an argument-checked rule */
+			else
+				syscall(SYS_getppid);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ns = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / (double)batch;
+		if (ns < best)
+			best = ns;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / (double)n);
+	printf("%.1f\n", best);
 	return 0;
 }
