@@ -5,7 +5,13 @@
 #     DIR:rw on a 50 000-file project (the cow start also creates and
 #     removes a session, and walks the tree for masks when there are any);
 #  2. `isd diff` of a session with 100 changed files in that tree against
-#     `git status` on the same tree (the issue's target: under a second).
+#     `git status` on the same tree (the issue's target: under a second);
+#  3. `isd apply` of a session with 700 changed files (600 modified, 100
+#     added) against `cp -a` of the same 700 files over a copy of the
+#     tree: apply stages each file beside its place, flushes once per file
+#     system (syncfs before the renames and after them, never an fsync per
+#     file) and renames, cp -a writes in place and flushes nothing; with
+#     apply's flushing syscalls from strace when it is installed.
 # Prints medians and ratios; never asserts a time.
 #
 #   bench/workspace.sh [ISD_BINARY]      (needs hyperfine and git)
@@ -57,15 +63,44 @@ hyperfine -N --warmup 3 --runs 20 --export-json "$scratch/diff.json" \
 	-n "isd diff" "$ISD diff $id" \
 	-n "isd diff --stat" "$ISD diff --stat $id" >/dev/null
 
-python3 - "$scratch/start.json" "$scratch/diff.json" "$FILES" <<'PY'
+# 3. apply: each run gets a fresh session (and cp -a a fresh copy) first
+"$ISD" discard "$id" >/dev/null
+many='for i in $(seq 0 '$((FILES / 600))' '$((FILES - 1))' | head -n 600); do echo "/* changed */" >>"d$(printf %03d $((i / 500)))/s$(((i / 50) % 10))/f$i.c"; done
+	mkdir -p new; for i in $(seq 1 100); do echo "int n$i;" >new/n$i.c; done'
+C=$scratch/changed
+cp -a "$P" "$scratch/work"
+mkdir "$C"
+(cd "$scratch/work" && sh -c "$many" && git status --porcelain -uall | cut -c4- | tar -cf - -T - | tar -xf - -C "$C")
+cat >"$scratch/session.sh" <<EOF
+git -C "$P" checkout -q -- . && git -C "$P" clean -qfd
+"$ISD" exec --profile none --workspace "$P:cow" -- sh -c '$many' 2>/dev/null
+EOF
+cat >"$scratch/apply.sh" <<EOF
+exec "$ISD" apply "\$(ls -t "$XDG_STATE_HOME/isd/sessions" | head -n1)" >/dev/null
+EOF
+echo "rm -rf '$scratch/dest' && cp -a '$P' '$scratch/dest'" >"$scratch/dest.sh"
+hyperfine -N --runs "${APPLY_RUNS:-10}" --export-json "$scratch/apply.json" \
+	--prepare "sh $scratch/session.sh" -n "isd apply" "sh $scratch/apply.sh" \
+	--prepare "sh $scratch/dest.sh" -n "cp -a" "cp -a $C/. $scratch/dest/" >/dev/null
+
+python3 - "$scratch/start.json" "$scratch/diff.json" "$FILES" "$scratch/apply.json" <<'PY'
 import json, sys
 def load(p):
     return {x["command"]: x["median"] * 1000 for x in json.load(open(p))["results"]}
-s, d, n = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3]
+s, d, n, a = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3], load(sys.argv[4])
 for k, v in s.items():
     print(f"start {k:10s} median {v:7.2f} ms")
 print(f"ratio cow/rw start (median): {s['cow'] / s['rw']:.2f}; with three masks walking {n} files: {s['cow-masks'] / s['rw']:.2f}")
 for k, v in d.items():
     print(f"{k:16s} median {v:7.2f} ms")
 print(f"ratio isd diff / git status (median): {d['isd diff'] / d['git status']:.2f}  (100 changed files in {n})")
+for k, v in a.items():
+    print(f"{k:16s} median {v:7.2f} ms")
+print(f"ratio isd apply / cp -a (median): {a['isd apply'] / a['cp -a']:.2f}  (700 changed files in {n})")
 PY
+if command -v strace >/dev/null; then
+	sh "$scratch/session.sh"
+	strace -f -c -o "$scratch/strace" sh "$scratch/apply.sh"
+	printf 'isd apply flushes: '
+	awk '$NF ~ /^(fsync|fdatasync|syncfs|sync_file_range)$/ { printf "%s %s  ", $NF, $4 } END { print "" }' "$scratch/strace"
+fi
