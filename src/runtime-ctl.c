@@ -78,7 +78,7 @@ int rt_cmd_state(int argc, char **argv)
 
 	if (r >= 0)
 		return r;
-	if (rt_container_lock(id, false, &dirfd) < 0 || rt_state_read(dirfd, id, &st) < 0)
+	if (rt_container_open(id, false, &dirfd) < 0 || rt_state_read(dirfd, id, &st) < 0)
 		return rt_fail();
 	json = rt_state_json(&st, true);
 	puts(json);
@@ -389,7 +389,7 @@ int rt_cmd_ps(int argc, char **argv)
 		return a.exit;
 	if (!id)
 		return rt_failf("ps: a container id is needed (usage: isd-runtime ps [--format json] ID)");
-	if (rt_container_lock(id, false, &dirfd) < 0 || rt_state_read(dirfd, id, &st) < 0)
+	if (rt_container_open(id, false, &dirfd) < 0 || rt_state_read(dirfd, id, &st) < 0)
 		return rt_fail();
 	pids = rt_container_pids(&st, &n);
 	rt_state_free(&st);

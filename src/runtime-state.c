@@ -73,6 +73,20 @@ int rt_root_open(bool create, int *out)
 
 int rt_container_lock(const char *id, bool create, int *dirfd)
 {
+	int r = rt_container_open(id, create, dirfd);
+
+	while (r == 0 && flock(*dirfd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			r = isd_error(-errno, "locking the state of container %s", id);
+			close(*dirfd);
+			*dirfd = -1;
+		}
+	}
+	return r;
+}
+
+int rt_container_open(const char *id, bool create, int *dirfd)
+{
 	_cleanup_close_ int root = -1;
 	int fd, r;
 
@@ -94,13 +108,6 @@ int rt_container_lock(const char *id, bool create, int *dirfd)
 		if (errno == ENOENT)
 			return RT_ERR(-ENOENT, "container %s does not exist", id);
 		return isd_error(-errno, "opening the state of container %s", id);
-	}
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			r = -errno;
-			close(fd);
-			return isd_error(r, "locking the state of container %s", id);
-		}
 	}
 	*dirfd = fd;
 	return 0;

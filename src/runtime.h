@@ -84,6 +84,9 @@ int rt_root_open(bool create, int *out);
  * with create (-EEXIST: the id is taken), else -ENOENT with the message
  * "container ID does not exist". */
 int rt_container_lock(const char *id, bool create, int *dirfd);
+/* The same without the lock, for what only reads the state (state.json
+ * is replaced whole): a create under way does not hold up state or ps. */
+int rt_container_open(const char *id, bool create, int *dirfd);
 int rt_state_read(int dirfd, const char *id, struct rt_state *st);
 int rt_state_write(int dirfd, const struct rt_state *st);
 void rt_state_free(struct rt_state *st);
