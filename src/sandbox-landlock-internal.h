@@ -16,6 +16,7 @@
  * resolution's links, read-only). */
 struct isd_tier_dirs {
 	char *root, *tmp, *home, *bin;
+	int lock_fd; /* root, flock()ed while the run lasts (-1: none) */
 	char *copy; /* the cow workspace's copy (src/workspace-copy.h), or NULL */
 	/* per spec mount, for --agent-state ones: the copy of a state
 	 * directory (beside its store's upper layer), or the store's copy of

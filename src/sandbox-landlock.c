@@ -36,7 +36,9 @@
 #include "workspace.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <time.h>
 #include <stdio.h>
@@ -260,21 +262,75 @@ static int link_from_home(const char *priv, const char *home, const char *dst, c
 	return 0;
 }
 
+#define DIR_PREFIX "isd-landlock-"
+
+/* The private directories of runs whose isd was killed (SIGKILL leaves
+ * them): each run holds an flock on its own, so one that takes the lock
+ * has no isd left.  Only directories of this user, of isd's name, mode
+ * 0700, never through a symlink. */
+static void gc_dirs(const char *base)
+{
+	_cleanup_close_ int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = bfd >= 0 ? fdopendir(dup(bfd)) : NULL;
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		_cleanup_close_ int fd = -1;
+		struct stat st, now;
+
+		if (strncmp(e->d_name, DIR_PREFIX, strlen(DIR_PREFIX)) || strlen(e->d_name) != strlen(DIR_PREFIX) + 6 ||
+		    fstatat(bfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid() || (st.st_mode & 07777) != 0700)
+			continue;
+		fd = openat(bfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev ||
+		    flock(fd, LOCK_EX | LOCK_NB) < 0)
+			continue;
+		if (isd_rm_rf_at(bfd, e->d_name) < 0)
+			isd_error_clear(); /* another run's to try again */
+	}
+	if (d)
+		closedir(d);
+}
+
 /* root (0700) with tmp, home and bin; the links of the command resolution
- * (a tmpfs at /run/isd/bin in the full tier) go into bin. */
+ * (a tmpfs at /run/isd/bin in the full tier) go into bin.  root is made
+ * under a name gc_dirs() passes over, locked, then renamed to its own:
+ * no other run's clean-up can take it between its making and its lock. */
 static int make_dirs(const struct isd_spec *spec, struct isd_tier_dirs *d)
 {
 	const char *base = getenv("TMPDIR"), *home = isd_spec_getenv(spec, "HOME");
 	ssize_t links = isd_spec_find_mount(spec, ISD_COMMAND_LINK_DIR);
+	_cleanup_free_ char *fresh = NULL;
 
 	if (!base || base[0] != '/')
 		base = "/tmp";
-	d->root = isd_xasprintf("%s/isd-landlock-XXXXXX", base);
-	if (!mkdtemp(d->root)) {
-		int r = isd_error(-errno, "creating the sandbox's private directory %s", d->root);
-		free(d->root);
-		d->root = NULL;
-		return r;
+	gc_dirs(base);
+	for (int tries = 0; !d->root; tries++) {
+		fresh = isd_xasprintf("%s/." DIR_PREFIX "XXXXXX", base);
+		if (!mkdtemp(fresh))
+			return isd_error(-errno, "creating the sandbox's private directory %s", fresh);
+		d->lock_fd = open(fresh, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (d->lock_fd < 0 || flock(d->lock_fd, LOCK_EX) < 0) {
+			int r = isd_error(-errno, "locking the sandbox's private directory %s", fresh);
+			rmdir(fresh);
+			return r;
+		}
+		d->root = isd_xasprintf("%s/" DIR_PREFIX "%s", base, strrchr(fresh, '-') + 1);
+		if (renameat2(AT_FDCWD, fresh, AT_FDCWD, d->root, RENAME_NOREPLACE) == 0)
+			break;
+		{
+			int r = -errno;
+			free(d->root);
+			d->root = NULL;
+			close(d->lock_fd);
+			d->lock_fd = -1;
+			rmdir(fresh);
+			free(fresh);
+			fresh = NULL;
+			if (r != -EEXIST || tries > 16)
+				return isd_error(r, "naming the sandbox's private directory in %s", base);
+		}
 	}
 	d->tmp = isd_xasprintf("%s/tmp", d->root);
 	d->bin = isd_xasprintf("%s/bin", d->root);
@@ -337,6 +393,8 @@ static void remove_dirs(struct isd_tier_dirs *d)
 		if (parent >= 0)
 			(void)isd_rm_rf_at(parent, slash + 1);
 	}
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
 	free(d->root);
 	free(d->tmp);
 	free(d->home);
@@ -346,6 +404,7 @@ static void remove_dirs(struct isd_tier_dirs *d)
 		free(d->state[i]);
 	free(d->state);
 	memset(d, 0, sizeof(*d));
+	d->lock_fd = -1;
 }
 
 /* netless: the relay's listener on the container's loopback, at a port
@@ -517,7 +576,7 @@ static void close_copy(const struct isd_spec *spec, struct isd_session *session,
 
 int isd_sandbox_landlock_run(const struct isd_spec *spec)
 {
-	struct tier_run t = {.spec = spec, .err_fd = -1, .go_fd = -1, .pty_slave = -1};
+	struct tier_run t = {.spec = spec, .err_fd = -1, .go_fd = -1, .pty_slave = -1, .dirs.lock_fd = -1};
 	struct isd_cgroup cg;
 	struct isd_proxy *proxy = NULL;
 	struct isd_workspace_host *ws_host = NULL;

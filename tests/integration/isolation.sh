@@ -398,3 +398,45 @@ assert c == {"numStartups": 2}, c
 	expect_contains "$out" "README"
 	expect_contains "$out" "key hooks"
 }
+
+private_dirs() {
+	[ "$(ls "$base" | grep -c '^isd-landlock-')" -eq "$1" ]
+}
+
+# The private directories of a landlock run whose isd was killed
+# (SIGKILL: nothing of isd runs to remove them) go at the next run; those
+# of a running isd, another user's or of another name stay.
+test_landlock_private_dirs_of_killed_runs_go() {
+	run_isd exec --isolation landlock --profile none -- true
+	[ "$rc" -eq 0 ] || skip "the landlock tier cannot run here: $err"
+	base=$T/tmpbase
+	mkdir -p "$base"
+	TMPDIR=$base "$ISD" exec --isolation landlock --profile none -- sleep 600 >/dev/null 2>&1 &
+	running=$!
+	at_teardown "kill $running 2>/dev/null; wait $running 2>/dev/null"
+	wait_until 30 private_dirs 1 || fail "no private directory appeared"
+	live=$(ls "$base" | grep '^isd-landlock-')
+	TMPDIR=$base "$ISD" exec --isolation landlock --profile none -- sleep 600 >/dev/null 2>&1 &
+	killed=$!
+	at_teardown "kill -9 $killed 2>/dev/null"
+	wait_until 30 private_dirs 2 || fail "the second run's directory did not appear"
+	stale=$(ls "$base" | grep '^isd-landlock-' | grep -v "^$live\$")
+	kill -9 "$killed"
+	wait "$killed" 2>/dev/null
+	[ -d "$base/$stale" ] || fail "SIGKILL left nothing to clean (the test cannot fail)"
+	mkdir -m 0700 "$base/isd-landlock-notisd.d" "$base/isd-landlock-Zz9Zz9"
+	touch "$base/isd-landlock-Zz9Zz9/keep"
+	chmod 0755 "$base/isd-landlock-Zz9Zz9"
+	if [ "$(id -u)" -eq 0 ]; then
+		mkdir -m 0700 "$base/isd-landlock-Oth3r1"
+		chown 65534 "$base/isd-landlock-Oth3r1"
+	fi
+	TMPDIR=$base run_isd exec --isolation landlock --profile none -- true
+	expect_rc 0 "the next run"
+	[ ! -e "$base/$stale" ] || fail "the killed run's $stale stayed"
+	[ -d "$base/$live" ] || fail "the running isd's $live was removed"
+	[ -e "$base/isd-landlock-Zz9Zz9/keep" ] || fail "a directory of another mode was removed"
+	[ -d "$base/isd-landlock-notisd.d" ] || fail "a directory of another name was removed"
+	[ "$(id -u)" -ne 0 ] || [ -d "$base/isd-landlock-Oth3r1" ] || fail "another user's directory was removed"
+	expect_eq "$(ls "$base" | grep -c '^isd-landlock-')" "$([ "$(id -u)" -eq 0 ] && echo 4 || echo 3)" "what stays"
+}
