@@ -147,3 +147,11 @@ c["process"]["args"] = ["sh", "-c", "/probe status | grep Seccomp; mkdir /tmp/d 
 	expect_contains "$crun_out" "mkdir-refused" "crun: the config's filter"
 	expect_eq "$isd_out" "$crun_out" "linux.seccomp"
 }
+
+test_masked_readonly_paths() {
+	diff_bundle 'c["process"]["args"] = ["sh", "-c", "/probe open /proc/kcore r; /probe write /proc/sys/kernel/domainname; /probe statfs /sys; /probe open /sys/firmware r; /probe statfs /dev/shm"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "EROFS" "crun: linux.readonlyPaths"
+	expect_eq "$isd_out" "$crun_out" "maskedPaths, readonlyPaths, /sys and /dev/shm"
+}
