@@ -103,6 +103,7 @@ podman_run() {
 write_cell_script() {
 	cat >"$R/cell.sh" <<'EOF'
 exec 2>&1
+echo "home-fs=$(stat -f -c %T "$HOME")"
 P=$HOME/proj
 mkdir -p "$P" && cd "$P" || exit 1
 git init -q && git config user.name t && git config user.email t@t && echo one >f && git add f && git commit -qm one || echo setup-failed
@@ -164,7 +165,9 @@ echo cell-done
 EOF
 }
 
-# cell rootful|rootless plain|docker|unconfined UID
+# cell rootful|rootless plain|docker|unconfined UID [overlay]
+# overlay: the rootfs through an overlay (--rootfs DIR:O), as an image's
+# is, so that the home and isd's state are on overlayfs.
 cell() {
 	engine_setup "$1"
 	write_cell_script
@@ -173,11 +176,13 @@ cell() {
 	docker) set -- "$1" "$2" "$3" --security-opt "seccomp=$DOCKER_PROFILE" ;;
 	unconfined) set -- "$1" "$2" "$3" --security-opt seccomp=unconfined --security-opt unmask=ALL ;;
 	esac
-	mode=$1 profile=$2 uid=$3
+	mode=$1 profile=$2 uid=$3 rootfs=$R
 	shift 3
-	podman_run --user "$uid" "$@" --rootfs "$R" sh /cell.sh
+	[ "${OVERLAY_ROOTFS:-}" = yes ] && rootfs=$R:O
+	podman_run --user "$uid" "$@" --rootfs "$rootfs" sh /cell.sh
 	[ "$rc" -eq 0 ] || fail "podman run ($mode, $profile, uid $uid): rc $rc: $err $out"
 	expect_contains "$out" cell-done "the cell ran to its end: $err"
+	[ "${OVERLAY_ROOTFS:-}" = yes ] && expect_eq "$(val home-fs)" overlayfs "the home's file system"
 	expect_not_contains "$out" setup-failed "the project's git repository"
 	check_cell
 }
@@ -244,3 +249,7 @@ test_rootless_docker_root() { cell rootless docker 0; }
 test_rootless_docker_user() { cell rootless docker 1000; }
 test_rootless_unconfined_root() { cell rootless unconfined 0; }
 test_rootless_unconfined_user() { cell rootless unconfined 1000; }
+# The landlock tier's workspace and state are copies: they work where
+# the home is on the container's overlay.  (Rootless podman's --rootfs
+# DIR:O does not mount here: crun finds no merged tree.)
+test_rootful_docker_user_overlay_home() { OVERLAY_ROOTFS=yes cell rootful docker 1000; }
