@@ -131,6 +131,28 @@ int isd_rootful_apply(struct isd_spec *spec, uint32_t caller_uid, uint32_t calle
 	return 0;
 }
 
+/* A container's root: uid 0 of the host (rootful docker/podman) without
+ * CAP_SYS_ADMIN, which cloning a mount needs. */
+static void explain_clone_refused(bool and_auto)
+{
+	isd_error_hint("isd runs as root without CAP_SYS_ADMIN, as a container's root does: a root caller's binds are "
+		       "handed to the payload's unprivileged id through idmapped mounts, which need it; fix: run isd as a "
+		       "user in the container (docker/podman --user 1000, Kubernetes runAsUser: 1000), or give the container "
+		       "--cap-add SYS_ADMIN");
+	if (and_auto)
+		isd_isolation_hint_auto();
+}
+
+static bool can_clone_mounts(void)
+{
+	int fd = isd_open_tree(AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid, uint32_t host_gid)
 {
 	int ready[2], fd = -1, r = 0;
@@ -145,6 +167,10 @@ static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid,
 	if (pid < 0) {
 		r = isd_error(-errno, "creating the user namespace of the idmapped mounts");
 		isd_userns_explain_failure(r);
+		/* Docker's profile refuses the namespace; past it, a
+		 * container's root would meet the next refusal. */
+		if (!can_clone_mounts())
+			explain_clone_refused(false);
 		close(ready[0]);
 		close(ready[1]);
 		return r;
@@ -177,17 +203,6 @@ static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid,
 	return r < 0 ? r : fd;
 }
 
-/* A container's root: uid 0 of the host (rootful docker/podman) without
- * CAP_SYS_ADMIN, which cloning a mount needs. */
-static void explain_clone_refused(void)
-{
-	isd_error_hint("isd runs as root without CAP_SYS_ADMIN, as a container's root does: a root caller's binds are "
-		       "handed to the payload's unprivileged id through idmapped mounts, which need it; fix: run isd as a "
-		       "user in the container (docker/podman --user 1000, Kubernetes runAsUser: 1000), or give the container "
-		       "--cap-add SYS_ADMIN");
-	isd_isolation_hint_auto();
-}
-
 static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs, bool *idmapped, const char *what)
 {
 	struct mount_attr attr = {.attr_set = attrs};
@@ -198,7 +213,7 @@ static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs
 	if (fd < 0) {
 		r = isd_error(-errno, "cloning %s", what);
 		if (r == -EPERM)
-			explain_clone_refused();
+			explain_clone_refused(true);
 		return r;
 	}
 	/* Above the setup descriptor and the standard ones, so that the

@@ -210,6 +210,9 @@ check_cell() {
 		*"--security-opt "* | *"--user "*) asserted ;;
 		*) fail "the engine's flag: $full_err" ;;
 		esac
+		# A rootful container's root lacks CAP_SYS_ADMIN: whatever
+		# refused first, the fix names running as a user too.
+		[ "$mode:$uid" = rootful:0 ] && expect_contains "$full_err" "--user 1000" "the fix for a container's root"
 		expect_eq "$(val doctor)" 1 "doctor where the full tier failed"
 		expect_not_contains "$(printf '%s\n' "$out" | grep '^doctor-agent: ')" " ok " "doctor's agent row"
 	fi
