@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "isd/storage.h"
+#include "isd/activity.h"
 #include "isd/fsutil.h"
 #include "isd/owner-view.h"
 #include "isd/spec.h"
@@ -375,7 +376,7 @@ void isd_storage_scope_collect(const struct isd_spec *spec, const char *session_
 		/* upper/ and the activity log; work/ is the kernel's scratch
 		 * (its mode 000 "work" directory holds nothing for long). */
 		_cleanup_free_ char *upper = isd_xasprintf("%s/upper", session_dir);
-		_cleanup_free_ char *log = isd_xasprintf("%s/activity.log", session_dir);
+		_cleanup_free_ char *log = isd_xasprintf("%s/" ISD_ACTIVITY_FILE, session_dir);
 		push_unique(&scope->accounted, upper);
 		push_unique(&scope->accounted, log);
 		push_unique(&scope->writable, session_dir);
