@@ -615,7 +615,11 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	if ((r = isd_agent_state_begin(spec, have_session ? session.id : NULL, getenv("HOME"), &extras, &astate)) < 0 ||
 	    (r = copy_state(spec, &extras, &t.dirs)) < 0 || (r = make_dirs(spec, &t.dirs)) < 0)
 		goto out;
-	baseline_time(&since);
+	/* Without a copy nothing is compared by it: no wait for the clock. */
+	if (t.dirs.copy || extras.state_upper)
+		baseline_time(&since);
+	else
+		clock_gettime(CLOCK_REALTIME_COARSE, &since);
 	if ((r = prepare_storage(spec, have_session ? &session : NULL, &extras, &t.dirs, &since, &storage)) < 0)
 		goto out;
 	t.workdir = isd_tier_workspace_path(spec, &t.dirs, spec->workdir);
