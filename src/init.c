@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -148,6 +149,21 @@ void isd_init_kill_descendants(pid_t exclude)
 	 * the children, reap them, and their children are ours next. */
 	for (int round = 0; round < 100000 && kill_children(self, exclude) > 0; round++)
 		;
+}
+
+/* A hard limit above the caller's needs CAP_SYS_RESOURCE in the first
+ * user namespace: not there, creation fails as runc and crun fail it. */
+static int apply_rlimits(const struct isd_spec *spec)
+{
+	for (size_t i = 0; i < spec->n_rlimits; i++) {
+		struct rlimit rl = {.rlim_cur = spec->rlimits[i].soft, .rlim_max = spec->rlimits[i].hard};
+
+		if (setrlimit(spec->rlimits[i].resource, &rl) < 0)
+			return isd_error(-errno, "setting resource limit %d (process.rlimits) to soft %llu, hard %llu",
+					 spec->rlimits[i].resource, (unsigned long long)rl.rlim_cur,
+					 (unsigned long long)rl.rlim_max);
+	}
+	return 0;
 }
 
 static _Noreturn void report_and_exit(int code)
@@ -296,7 +312,10 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	}
 	close(fd);
 
-	r = isd_storage_payload_limits(&spec->storage);
+	/* The config's limits first: the storage bound then only lowers. */
+	r = apply_rlimits(spec);
+	if (r == 0)
+		r = isd_storage_payload_limits(&spec->storage);
 	if (r == 0)
 		r = isd_landlock_apply(&a->landlock);
 	if (r == 0 && a->activity)

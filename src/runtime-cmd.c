@@ -158,6 +158,8 @@ int rt_load_bundle(const char *bundle, const char *id, struct isd_spec *spec, st
 	for (size_t i = 0; extra->notes && extra->notes[i]; i++)
 		rt_warn("%s", extra->notes[i]);
 	r = refuse_unsupported(extra);
+	if (r == 0)
+		r = rt_apply_config(spec, extra);
 	if (r < 0)
 		return r;
 	/* The payload's ids map onto the caller's (isd's rootless rule); as

@@ -33,6 +33,7 @@ void isd_spec_free(struct isd_spec *spec)
 		free(spec->mounts[i].origin);
 		isd_strv_free(spec->mounts[i].links);
 	}
+	free(spec->rlimits);
 	isd_strv_free(spec->profiles);
 	isd_strv_free(spec->origins);
 	free(spec->agent);

@@ -180,6 +180,13 @@ struct isd_spec {
 
 	struct isd_limits limits;
 	struct isd_storage_opts storage; /* --storage-opt (isd/storage.h) */
+	/* process.rlimits of isd-runtime's config.json: set right before the
+	 * payload's exec, every one or the sandbox does not start */
+	struct isd_spec_rlimit {
+		int resource;
+		uint64_t soft, hard;
+	} *rlimits;
+	size_t n_rlimits;
 
 	bool tty;         /* a pseudo-terminal of the sandbox's own for stdio */
 	bool interactive; /* with tty: forward the caller's stdin */

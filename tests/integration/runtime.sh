@@ -381,3 +381,51 @@ c["process"]["args"] = ["sleep", "600"]'
 	expect_rc 1 "startContainer hooks are refused"
 	expect_contains "$err" "startContainer" "the message names the hook"
 }
+
+# config.json's mounts reach the payload with their flags: binds of a host
+# directory read-only and read-write, a tmpfs with its size.
+test_config_mounts() {
+	mkdir -p "$T/host-ro" "$T/host-rw" && echo ro-data >"$T/host-ro/f" && chmod -R a+rwX "$T/host-ro" "$T/host-rw"
+	make_bundle "$T/b" 'import os
+t = os.environ["T"]
+c["mounts"] += [{"destination": "/mnt/ro", "type": "bind", "source": t + "/host-ro", "options": ["rbind", "ro", "nosuid", "nodev"]},
+  {"destination": "/mnt/rw", "type": "bind", "source": t + "/host-rw", "options": ["rbind", "rprivate"]},
+  {"destination": "/mnt/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "size=1m"]}]
+c["process"]["args"] = ["sh", "-c", "cat /mnt/ro/f; touch /mnt/ro/x 2>/dev/null && echo ro-writable; touch /mnt/rw/y && echo rw-ok; cat /proc/self/mountinfo"]'
+	rt run --bundle "$T/b" m1
+	expect_rc 0 "run with config mounts"
+	expect_contains "$out" "ro-data" "the read-only bind shows the host directory"
+	expect_not_contains "$out" "ro-writable" "the read-only bind cannot be written"
+	expect_contains "$out" "rw-ok" "the read-write bind can be written"
+	[ -e "$T/host-rw/y" ] || fail "the write through the read-write bind did not reach the host"
+	expect_eq "$(printf '%s\n' "$out" | awk '$5 == "/mnt/ro" { print ($6 ~ /(^|,)ro(,|$)/) }')" 1 "/mnt/ro is mounted ro"
+	expect_eq "$(printf '%s\n' "$out" | awk '$5 == "/mnt/tmp" { for (i = 7; i <= NF; i++) if ($i == "-") print $(i + 1), ($0 ~ /size=1024k/) }')" "tmpfs 1" "/mnt/tmp is a tmpfs of 1m"
+}
+
+# What isd-runtime cannot make is refused in one line, not left out.
+test_config_refused() {
+	make_bundle "$T/b" 'c["mounts"].append({"destination": "/mnt/p", "type": "proc", "source": "proc"})'
+	rt create --bundle "$T/b" r1
+	expect_rc 1 "a second proc is refused"
+	expect_contains "$err" "/mnt/p" "the message names the mount"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "more than one line: $err"
+	make_bundle "$T/b2" 'c["linux"]["maskedPaths"] = ["/etc/hostname-like"]'
+	: >"$T/b2/rootfs/etc/hostname-like"
+	rt create --bundle "$T/b2" r2
+	expect_rc 1 "a masked path isd does not mask is refused"
+	expect_contains "$err" "maskedPaths" "the message names the field"
+	make_bundle "$T/b3" 'c["mounts"].append({"destination": "/mnt/x", "type": "bind", "source": "/bin", "options": ["rbind", "noexec"]})'
+	rt create --bundle "$T/b3" r3
+	expect_rc 1 "a noexec bind isd cannot make is refused"
+	expect_contains "$err" "/mnt/x" "the message names the mount"
+}
+
+# process.rlimits are the payload's.
+test_config_rlimits() {
+	make_bundle "$T/b" 'c["process"]["rlimits"] = [{"type": "RLIMIT_NOFILE", "soft": 256, "hard": 256}, {"type": "RLIMIT_CORE", "soft": 0, "hard": 0}]
+c["process"]["args"] = ["cat", "/proc/self/limits"]'
+	rt run --bundle "$T/b" l1
+	expect_rc 0 "run with rlimits"
+	expect_eq "$(printf '%s\n' "$out" | awk '/^Max open files/ { print $4, $5 }')" "256 256" "RLIMIT_NOFILE"
+	expect_eq "$(printf '%s\n' "$out" | awk '/^Max core file size/ { print $5, $6 }')" "0 0" "RLIMIT_CORE"
+}

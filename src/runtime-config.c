@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * isd-runtime: what of config.json's extra the sandbox carries out.  Each
+ * field is applied, matched by what isd makes anyway (as strict or
+ * stricter), warned about where leaving it out costs function only (the
+ * list is in isd-runtime(8)), or refused with one line: never dropped in
+ * silence when dropping it would confine the payload less than asked.
+ */
+#define _GNU_SOURCE
+#include "runtime.h"
+#include "isd/oci.h"
+#include "isd/spec.h"
+#include "isd/util.h"
+#include "mount-proc.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#ifndef MS_LAZYTIME
+#define MS_LAZYTIME (1 << 25)
+#endif
+
+/* Flags isd's own binds and tmpfs meet or exceed: nosuid and nodev always,
+ * the access-time ones only change what stat reports. */
+#define MET_FLAGS (MS_NOSUID | MS_NODEV | MS_NOATIME | MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME | MS_LAZYTIME)
+
+/* The mounts every engine writes, which isd makes itself as strictly. */
+static bool is_standard(const struct isd_oci_mount *m)
+{
+	static const struct {
+		const char *dst;
+		enum isd_oci_mount_type type, or_type;
+	} std[] = {
+		{ "/proc", ISD_OCI_MOUNT_PROC, ISD_OCI_MOUNT_PROC },
+		{ "/sys", ISD_OCI_MOUNT_SYSFS, ISD_OCI_MOUNT_BIND },
+		{ "/dev", ISD_OCI_MOUNT_TMPFS, ISD_OCI_MOUNT_TMPFS },
+		{ "/dev/pts", ISD_OCI_MOUNT_DEVPTS, ISD_OCI_MOUNT_DEVPTS },
+		{ "/dev/shm", ISD_OCI_MOUNT_TMPFS, ISD_OCI_MOUNT_BIND },
+		{ "/dev/mqueue", ISD_OCI_MOUNT_MQUEUE, ISD_OCI_MOUNT_BIND },
+		{ "/sys/fs/cgroup", ISD_OCI_MOUNT_CGROUP, ISD_OCI_MOUNT_CGROUP },
+	};
+
+	for (size_t i = 0; i < ARRAY_LEN(std); i++)
+		if (!strcmp(m->destination, std[i].dst))
+			return m->type == std[i].type || m->type == std[i].or_type;
+	return false;
+}
+
+/* A sandbox's mounts are private to its namespace: private and slave
+ * (which only lets the host's mounts in) are met, shared is not. */
+static int check_propagation(const char *cfg, const char *dst, unsigned long prop)
+{
+	if (prop & MS_SHARED)
+		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): shared propagation is not supported by isd-runtime; "
+				    "its mounts are private to the container", cfg, dst);
+	return 0;
+}
+
+/* tmpfs options beyond size and mode (parsed into the mount already). */
+static int check_tmpfs_data(const char *cfg, const struct isd_oci_mount *m)
+{
+	_cleanup_free_ char *data = m->data ? isd_xstrdup(m->data) : NULL;
+	char *save = NULL;
+
+	for (char *t = data ? strtok_r(data, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+		if (strncmp(t, "size=", 5) && strncmp(t, "mode=", 5))
+			return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): tmpfs option \"%s\" is not supported by isd-runtime",
+				      cfg, m->destination, t);
+	return 0;
+}
+
+static int add_bind(struct isd_spec *spec, const char *cfg, const struct isd_oci_mount *m)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	struct isd_mount *im;
+
+	if (m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY))
+		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): bind options other than ro, nosuid, nodev and the "
+				    "atime ones (0x%lx) are not supported by isd-runtime",
+			      cfg, m->destination, m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY));
+	if (m->data)
+		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): data \"%s\" on a bind is not supported by isd-runtime",
+			      cfg, m->destination, m->data);
+	if (!m->source || !realpath(m->source, real) || stat(real, &st) < 0)
+		return isd_error(-errno, "%s: mounts (%s): bind source %s", cfg, m->destination,
+				 m->source ? m->source : "(none)");
+	/* isd binds recursively: a plain bind of a directory would show the
+	 * mounts beneath its source that the config left out. */
+	if (S_ISDIR(st.st_mode) && !m->recursive)
+		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): a non-recursive bind of a directory is not supported by "
+				    "isd-runtime (use rbind)", cfg, m->destination);
+	im = isd_spec_add_mount(spec);
+	im->type = ISD_MOUNT_BIND;
+	im->source = isd_xstrdup(real);
+	im->destination = isd_xstrdup(m->destination);
+	im->readonly = m->flags & MS_RDONLY;
+	im->origin = isd_xasprintf("%s mounts", cfg);
+	return 0;
+}
+
+static int add_tmpfs(struct isd_spec *spec, const char *cfg, const struct isd_oci_mount *m)
+{
+	struct isd_mount *im;
+	int r;
+
+	if (m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY | MS_NOEXEC))
+		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): tmpfs options other than ro, nosuid, nodev, noexec and "
+				    "the atime ones (0x%lx) are not supported by isd-runtime",
+			      cfg, m->destination, m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY | MS_NOEXEC));
+	if ((r = check_tmpfs_data(cfg, m)) < 0)
+		return r;
+	if (m->copy_up)
+		rt_warn("%s: mounts (%s): tmpcopyup is left out: the tmpfs starts empty", cfg, m->destination);
+	im = isd_spec_add_mount(spec);
+	im->type = ISD_MOUNT_TMPFS;
+	im->destination = isd_xstrdup(m->destination);
+	im->readonly = m->flags & MS_RDONLY;
+	im->exec = !(m->flags & MS_NOEXEC);
+	im->size = m->size;
+	im->mode = m->mode;
+	im->has_mode = m->has_mode;
+	im->origin = isd_xasprintf("%s mounts", cfg);
+	return 0;
+}
+
+static int apply_mounts(struct isd_spec *spec, const struct isd_oci_extra *x)
+{
+	const char *cfg = x->config_path;
+
+	for (size_t i = 0; i < x->n_mounts; i++) {
+		const struct isd_oci_mount *m = &x->mounts[i];
+		int r;
+
+		if ((r = check_propagation(cfg, m->destination, m->propagation)) < 0)
+			return r;
+		if (is_standard(m))
+			continue;
+		if (isd_spec_find_mount(spec, m->destination) >= 0)
+			return RT_ERR(-EEXIST, "%s: mounts (%s): a second mount at the same destination is not "
+					      "supported by isd-runtime", cfg, m->destination);
+		if (m->type == ISD_OCI_MOUNT_BIND)
+			r = add_bind(spec, cfg, m);
+		else if (m->type == ISD_OCI_MOUNT_TMPFS)
+			r = add_tmpfs(spec, cfg, m);
+		else
+			r = RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): isd-runtime makes proc, sysfs, devpts, mqueue and "
+						"cgroup only at their usual places (/proc, /sys, /dev/pts, /dev/mqueue, "
+						"/sys/fs/cgroup)", cfg, m->destination);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool covered(const char *path, const char *const *list)
+{
+	for (size_t i = 0; list[i]; i++) {
+		size_t n = strlen(list[i]);
+		if (!strncmp(path, list[i], n) && (path[n] == '\0' || path[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* isd masks and write-protects its own list in every sandbox; an entry of
+ * the config's beyond it is refused until the runtime applies it, unless
+ * this kernel has no such file (isd's own rule: nothing to hide). */
+static int check_paths(const struct isd_oci_extra *x)
+{
+	const char *const *masked = isd_mount_proc_masked_paths();
+	const char *const *ro = isd_mount_proc_readonly_paths();
+
+	for (int pass = 0; pass < 2; pass++) {
+		char **list = pass ? x->readonly_paths : x->masked_paths;
+
+		for (size_t i = 0; list && list[i]; i++) {
+			const char *p = list[i];
+			bool kernel = !strncmp(p, "/proc/", 6) || !strncmp(p, "/sys/", 5);
+
+			if (covered(p, masked) || (pass && covered(p, ro)))
+				continue;
+			if (kernel && access(p, F_OK) < 0 && errno == ENOENT)
+				continue;
+			return RT_ERR(-EOPNOTSUPP, "%s: linux.%s: %s is not among the paths isd-runtime %s",
+				      x->config_path, pass ? "readonlyPaths" : "maskedPaths", p,
+				      pass ? "makes read-only" : "masks");
+		}
+	}
+	return 0;
+}
+
+static bool lsm_enabled(const char *file)
+{
+	char c = 0;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return false;
+	c = (char)fgetc(f);
+	fclose(f);
+	return c == 'Y' || c == '1' || c == '0';
+}
+
+/* runc and crun leave out an AppArmor profile or SELinux label on a host
+ * without that module; isd-runtime applies neither, so it refuses them
+ * where the module would enforce them. */
+static int check_lsm(const struct isd_oci_extra *x)
+{
+	if (x->apparmor_profile && strcmp(x->apparmor_profile, "unconfined") &&
+	    lsm_enabled("/sys/module/apparmor/parameters/enabled"))
+		return RT_ERR(-EOPNOTSUPP, "%s: process.apparmorProfile %s: AppArmor profiles are not applied by "
+				    "isd-runtime (isd confines with seccomp and Landlock instead)",
+			      x->config_path, x->apparmor_profile);
+	if ((x->selinux_label || x->mount_label) && lsm_enabled("/sys/fs/selinux/enforce"))
+		return RT_ERR(-EOPNOTSUPP, "%s: %s: SELinux labels are not applied by isd-runtime", x->config_path,
+			      x->selinux_label ? "process.selinuxLabel" : "linux.mountLabel");
+	return 0;
+}
+
+static void copy_rlimits(struct isd_spec *spec, const struct isd_oci_extra *x)
+{
+	free(spec->rlimits);
+	spec->rlimits = isd_xcalloc(x->n_rlimits ? x->n_rlimits : 1, sizeof(*spec->rlimits));
+	for (size_t i = 0; i < x->n_rlimits; i++)
+		spec->rlimits[i] = (struct isd_spec_rlimit){x->rlimits[i].resource, x->rlimits[i].soft, x->rlimits[i].hard};
+	spec->n_rlimits = x->n_rlimits;
+}
+
+/* Left out at a cost in function only (isd-runtime(8) lists them). */
+static void warn_functional(const struct isd_oci_extra *x, const struct isd_spec *spec)
+{
+	const char *cfg = x->config_path;
+
+	/* Every podman config has one: a warning each run would be noise. */
+	if (x->cgroups_path && rt_global.debug)
+		rt_warn("%s: linux.cgroupsPath %s: not followed; the container's cgroup is isd's own", cfg,
+			x->cgroups_path);
+	for (size_t i = 0; x->sysctl && x->sysctl[i]; i++)
+		rt_warn("%s: linux.sysctl %s: left out (isd-runtime sets no sysctls)", cfg, x->sysctl[i]);
+	if (x->domainname)
+		rt_warn("%s: domainname: left out (isd-runtime sets none)", cfg);
+	if (x->has_umask && x->umask != 022)
+		rt_warn("%s: process.user.umask %04o: left out (the payload starts with 0022)", cfg, x->umask);
+	if (x->has_oom_score_adj && x->oom_score_adj != 0)
+		rt_warn("%s: process.oomScoreAdj %d: left out", cfg, x->oom_score_adj);
+	for (size_t i = 0; i < x->n_additional_gids; i++)
+		if (x->additional_gids[i] != spec->gid) {
+			rt_warn("%s: process.user.additionalGids: left out (the payload has its primary group only)", cfg);
+			break;
+		}
+}
+
+int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
+{
+	/* Honoured: capabilities by isd's dropping all of them, seccomp by
+	 * use_config_seccomp(), the hooks that refuse_unsupported() lets
+	 * through, the console size at creation; linux.cgroupsPath is not
+	 * followed (isd-runtime(8)): the resources are applied to the cgroup
+	 * isd makes, so no confinement is lost; the rest below. */
+	unsigned applies = ISD_OCI_APPLIES_CAPS | ISD_OCI_APPLIES_SECCOMP | ISD_OCI_APPLIES_HOOKS |
+			   ISD_OCI_APPLIES_CONSOLE_SIZE | ISD_OCI_APPLIES_CGROUP_PATH | ISD_OCI_APPLIES_RLIMITS |
+			   ISD_OCI_APPLIES_MOUNTS | ISD_OCI_APPLIES_MASKED_PATHS | ISD_OCI_APPLIES_LSM |
+			   ISD_OCI_APPLIES_SYSCTL | ISD_OCI_APPLIES_DOMAINNAME | ISD_OCI_APPLIES_UMASK |
+			   ISD_OCI_APPLIES_OOM_SCORE | ISD_OCI_APPLIES_GROUPS;
+	int r;
+
+	/* rootfsPropagation: the root is private to the sandbox, which is
+	 * as strict as private or slave. */
+	if ((r = check_propagation(x->config_path, "linux.rootfsPropagation", x->rootfs_propagation)) < 0)
+		return r;
+	if ((r = check_lsm(x)) < 0 || (r = check_paths(x)) < 0 || (r = apply_mounts(spec, x)) < 0)
+		return r;
+	copy_rlimits(spec, x);
+	warn_functional(x, spec);
+	return isd_oci_refuse_unapplied(x, applies);
+}
