@@ -113,12 +113,12 @@ static int refused(int r, const char *what, const char *path)
 	return r;
 }
 
-int isd_mount_proc_restrict(struct isd_mount_builder *b)
+static int restrict_paths(struct isd_mount_builder *b, const char *const *ro, const char *const *masked)
 {
 	for (int pass = 0; pass < 2; pass++) {
-		const char *const *list = pass == 0 ? readonly_paths : masked_paths;
+		const char *const *list = pass == 0 ? ro : masked;
 
-		for (size_t i = 0; list[i]; i++) {
+		for (size_t i = 0; list && list[i]; i++) {
 			_cleanup_close_ int target = -1, src = -1;
 			struct stat st;
 
@@ -145,4 +145,14 @@ int isd_mount_proc_restrict(struct isd_mount_builder *b)
 		}
 	}
 	return 0;
+}
+
+int isd_mount_proc_restrict(struct isd_mount_builder *b)
+{
+	return restrict_paths(b, readonly_paths, masked_paths);
+}
+
+int isd_mount_paths_restrict(struct isd_mount_builder *b, char *const *readonly, char *const *masked)
+{
+	return restrict_paths(b, (const char *const *)readonly, (const char *const *)masked);
 }

@@ -20,5 +20,8 @@ int isd_mount_proc_hidden(struct isd_mount_builder *b, int devdir, bool proc, bo
 /* Once /proc and /sys are mounted in the root: the read-only binds and
  * empty stand-ins.  Paths this kernel lacks are skipped. */
 int isd_mount_proc_restrict(struct isd_mount_builder *b);
+/* The same for a config's own lists (isd_spec's), once every mount is in
+ * place: a path the root lacks is skipped, as runc skips it. */
+int isd_mount_paths_restrict(struct isd_mount_builder *b, char *const *readonly, char *const *masked);
 
 #endif

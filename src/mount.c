@@ -591,6 +591,9 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	}
 	if (r < 0)
 		goto out;
+	r = isd_mount_paths_restrict(&b, spec->readonly_paths, spec->masked_paths);
+	if (r < 0)
+		goto out;
 	if (spec->workdir) {
 		int fd = isd_mount_resolve_create(&b, spec->workdir, ISD_NODE_DIR, true);
 		if (fd < 0) {

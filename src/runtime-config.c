@@ -169,10 +169,10 @@ static bool covered(const char *path, const char *const *list)
 	return false;
 }
 
-/* isd masks and write-protects its own list in every sandbox; an entry of
- * the config's beyond it is refused until the runtime applies it, unless
- * this kernel has no such file (isd's own rule: nothing to hide). */
-static int check_paths(const struct isd_oci_extra *x)
+/* isd masks and write-protects its own list in every sandbox; the
+ * config's entries beyond it go to the spec, made once the tree is built
+ * (a path the kernel or the root lacks is skipped, as runc skips it). */
+static void copy_paths(struct isd_spec *spec, const struct isd_oci_extra *x)
 {
 	const char *const *masked = isd_mount_proc_masked_paths();
 	const char *const *ro = isd_mount_proc_readonly_paths();
@@ -180,20 +180,10 @@ static int check_paths(const struct isd_oci_extra *x)
 	for (int pass = 0; pass < 2; pass++) {
 		char **list = pass ? x->readonly_paths : x->masked_paths;
 
-		for (size_t i = 0; list && list[i]; i++) {
-			const char *p = list[i];
-			bool kernel = !strncmp(p, "/proc/", 6) || !strncmp(p, "/sys/", 5);
-
-			if (covered(p, masked) || (pass && covered(p, ro)))
-				continue;
-			if (kernel && access(p, F_OK) < 0 && errno == ENOENT)
-				continue;
-			return RT_ERR(-EOPNOTSUPP, "%s: linux.%s: %s is not among the paths isd-runtime %s",
-				      x->config_path, pass ? "readonlyPaths" : "maskedPaths", p,
-				      pass ? "makes read-only" : "masks");
-		}
+		for (size_t i = 0; list && list[i]; i++)
+			if (!covered(list[i], masked) && !(pass && covered(list[i], ro)))
+				isd_strv_push(pass ? &spec->readonly_paths : &spec->masked_paths, isd_xstrdup(list[i]));
 	}
-	return 0;
 }
 
 static bool lsm_enabled(const char *file)
@@ -275,8 +265,9 @@ int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 	 * as strict as private or slave. */
 	if ((r = check_propagation(x->config_path, "linux.rootfsPropagation", x->rootfs_propagation)) < 0)
 		return r;
-	if ((r = check_lsm(x)) < 0 || (r = check_paths(x)) < 0 || (r = apply_mounts(spec, x)) < 0)
+	if ((r = check_lsm(x)) < 0 || (r = apply_mounts(spec, x)) < 0)
 		return r;
+	copy_paths(spec, x);
 	copy_rlimits(spec, x);
 	warn_functional(x, spec);
 	return isd_oci_refuse_unapplied(x, applies);

@@ -187,6 +187,9 @@ struct isd_spec {
 		uint64_t soft, hard;
 	} *rlimits;
 	size_t n_rlimits;
+	/* linux.readonlyPaths and linux.maskedPaths beyond isd's own lists
+	 * (src/mount-proc.c), made read-only or masked once the tree is built */
+	char **readonly_paths, **masked_paths;
 
 	bool tty;         /* a pseudo-terminal of the sandbox's own for stdio */
 	bool interactive; /* with tty: forward the caller's stdin */
