@@ -12,11 +12,13 @@
 #include "isd/spec.h"
 #include "isd/util.h"
 #include "mount-proc.h"
+#include "oci-config.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -214,13 +216,30 @@ static int check_lsm(const struct isd_oci_extra *x)
 	return 0;
 }
 
-static void copy_rlimits(struct isd_spec *spec, const struct isd_oci_extra *x)
+/* The sandbox's payload sits in a user namespace, where no hard limit can
+ * be raised: a root runtime raises its own first (inherited by the
+ * sandbox); a hard limit still out of reach fails here, by name. */
+static int copy_rlimits(struct isd_spec *spec, const struct isd_oci_extra *x)
 {
 	free(spec->rlimits);
 	spec->rlimits = isd_xcalloc(x->n_rlimits ? x->n_rlimits : 1, sizeof(*spec->rlimits));
-	for (size_t i = 0; i < x->n_rlimits; i++)
-		spec->rlimits[i] = (struct isd_spec_rlimit){x->rlimits[i].resource, x->rlimits[i].soft, x->rlimits[i].hard};
-	spec->n_rlimits = x->n_rlimits;
+	spec->n_rlimits = 0;
+	for (size_t i = 0; i < x->n_rlimits; i++) {
+		const struct isd_oci_rlimit *l = &x->rlimits[i];
+		struct rlimit cur;
+
+		if (getrlimit(l->resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
+		    (l->hard == RLIM_INFINITY || l->hard > cur.rlim_max)) {
+			struct rlimit raised = {.rlim_cur = cur.rlim_cur, .rlim_max = l->hard};
+			if (setrlimit(l->resource, &raised) < 0)
+				return RT_ERR(-EPERM, "%s: process.rlimits %s: hard limit %llu is above the caller's %llu "
+						      "(raise it with ulimit -H or lower it in the config)",
+					      x->config_path, oci_rlimit_name(l->resource), (unsigned long long)l->hard,
+					      (unsigned long long)cur.rlim_max);
+		}
+		spec->rlimits[spec->n_rlimits++] = (struct isd_spec_rlimit){l->resource, l->soft, l->hard};
+	}
+	return 0;
 }
 
 /* Left out at a cost in function only (isd-runtime(8) lists them). */
@@ -268,7 +287,8 @@ int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 	if ((r = check_lsm(x)) < 0 || (r = apply_mounts(spec, x)) < 0)
 		return r;
 	copy_paths(spec, x);
-	copy_rlimits(spec, x);
+	if ((r = copy_rlimits(spec, x)) < 0)
+		return r;
 	warn_functional(x, spec);
 	return isd_oci_refuse_unapplied(x, applies);
 }

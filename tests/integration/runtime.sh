@@ -55,6 +55,16 @@ cleanup_containers() {
 	done
 }
 
+# expect_create_fails BUNDLE ID WHAT WORD: create fails with one line that
+# holds WORD, and leaves no state.
+expect_create_fails() {
+	rt create --bundle "$1" "$2"
+	expect_rc 1 "$3"
+	expect_contains "$err" "$4" "the message of: $3"
+	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "more than one line: $err"
+	[ ! -e "$T/state/$2" ] || fail "a failed create left its state"
+}
+
 pid_gone() {
 	[ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
 }
@@ -148,11 +158,7 @@ test_run_exit_status() {
 
 test_missing_command() {
 	make_bundle "$T/b" 'c["process"]["args"] = ["no-such-command"]'
-	rt create --bundle "$T/b" m1
-	expect_rc 1 "create with a command the rootfs lacks"
-	expect_contains "$err" "no-such-command" "the message names the command"
-	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "more than one line: $err"
-	[ ! -e "$T/state/m1" ] || fail "a failed create left its state"
+	expect_create_fails "$T/b" m1 "create with a command the rootfs lacks" no-such-command
 }
 
 test_delete_force() {
@@ -390,13 +396,14 @@ test_config_mounts() {
 t = os.environ["T"]
 c["mounts"] += [{"destination": "/mnt/ro", "type": "bind", "source": t + "/host-ro", "options": ["rbind", "ro", "nosuid", "nodev"]},
   {"destination": "/mnt/rw", "type": "bind", "source": t + "/host-rw", "options": ["rbind", "rprivate"]},
-  {"destination": "/mnt/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "size=1m"]}]
-c["process"]["args"] = ["sh", "-c", "cat /mnt/ro/f; touch /mnt/ro/x 2>/dev/null && echo ro-writable; touch /mnt/rw/y && echo rw-ok; cat /proc/self/mountinfo"]'
+  {"destination": "/mnt/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "size=1m", "mode=755"]}]
+c["process"]["args"] = ["sh", "-c", "cat /mnt/ro/f; touch /mnt/ro/x 2>/dev/null && echo ro-writable; touch /mnt/rw/y && echo rw-ok; touch /mnt/tmp/z && echo tmp-ok; cat /proc/self/mountinfo"]'
 	rt run --bundle "$T/b" m1
 	expect_rc 0 "run with config mounts"
 	expect_contains "$out" "ro-data" "the read-only bind shows the host directory"
 	expect_not_contains "$out" "ro-writable" "the read-only bind cannot be written"
 	expect_contains "$out" "rw-ok" "the read-write bind can be written"
+	expect_contains "$out" "tmp-ok" "the payload owns the tmpfs"
 	[ -e "$T/host-rw/y" ] || fail "the write through the read-write bind did not reach the host"
 	expect_eq "$(printf '%s\n' "$out" | awk '$5 == "/mnt/ro" { print ($6 ~ /(^|,)ro(,|$)/) }')" 1 "/mnt/ro is mounted ro"
 	expect_eq "$(printf '%s\n' "$out" | awk '$5 == "/mnt/tmp" { for (i = 7; i <= NF; i++) if ($i == "-") print $(i + 1), ($0 ~ /size=1024k/) }')" "tmpfs 1" "/mnt/tmp is a tmpfs of 1m"
@@ -437,4 +444,12 @@ c["process"]["args"] = ["sh", "-c", "cat /etc/hostname-like; echo end; touch /ru
 	expect_contains "$out" "end" "the payload ran"
 	expect_not_contains "$out" "run-writable" "the read-only path cannot be written"
 	expect_contains "$out" "tmp-ok" "the rest of the root stays writable"
+}
+
+# A hard limit nobody may set (above fs.nr_open even for root) fails the
+# create in one line that names it.
+test_config_rlimit_refused() {
+	nr_open=$(cat /proc/sys/fs/nr_open) || skip "no /proc/sys/fs/nr_open"
+	make_bundle "$T/b" "c['process']['rlimits'] = [{'type': 'RLIMIT_NOFILE', 'soft': 64, 'hard': $((nr_open + 1))}]"
+	expect_create_fails "$T/b" l2 "create with an unreachable hard limit" RLIMIT_NOFILE
 }
