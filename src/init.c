@@ -153,7 +153,7 @@ void isd_init_kill_descendants(pid_t exclude)
 
 /* A hard limit above the caller's needs CAP_SYS_RESOURCE in the first
  * user namespace: not there, creation fails as runc and crun fail it. */
-static int apply_rlimits(const struct isd_spec *spec)
+int isd_init_apply_rlimits(const struct isd_spec *spec)
 {
 	for (size_t i = 0; i < spec->n_rlimits; i++) {
 		struct rlimit rl = {.rlim_cur = spec->rlimits[i].soft, .rlim_max = spec->rlimits[i].hard};
@@ -313,7 +313,7 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	close(fd);
 
 	/* The config's limits first: the storage bound then only lowers. */
-	r = apply_rlimits(spec);
+	r = isd_init_apply_rlimits(spec);
 	if (r == 0)
 		r = isd_storage_payload_limits(&spec->storage);
 	if (r == 0)

@@ -90,7 +90,8 @@ static _Noreturn void process_main(const struct isd_spec *spec, const struct isd
 		isd_error(-errno, "setting securebits");
 		fail_to(sock, ISD_EXIT_FAILURE);
 	}
-	if (isd_userns_become(spec->uid, spec->gid) < 0 || isd_caps_drop_all() < 0)
+	if (isd_init_apply_rlimits(spec) < 0 || isd_userns_become(spec->uid, spec->gid) < 0 ||
+	    isd_caps_drop_all() < 0)
 		fail_to(sock, ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 0);
 	if (isd_landlock_apply(landlock) < 0 || isd_seccomp_install(seccomp) < 0)

@@ -430,6 +430,13 @@ c["process"]["args"] = ["cat", "/proc/self/limits"]'
 	expect_rc 0 "run with rlimits"
 	expect_eq "$(printf '%s\n' "$out" | awk '/^Max open files/ { print $4, $5 }')" "256 256" "RLIMIT_NOFILE"
 	expect_eq "$(printf '%s\n' "$out" | awk '/^Max core file size/ { print $5, $6 }')" "0 0" "RLIMIT_CORE"
+	at_teardown cleanup_containers
+	make_bundle "$T/b2" 'c["process"]["rlimits"] = [{"type": "RLIMIT_NOFILE", "soft": 200, "hard": 300}]
+c["process"]["args"] = ["sleep", "600"]'
+	rt run --bundle "$T/b2" -d l3
+	expect_rc 0 "run -d with rlimits"
+	rt exec l3 cat /proc/self/limits
+	expect_eq "$(printf '%s\n' "$out" | awk '/^Max open files/ { print $4, $5 }')" "200 300" "exec: the config's RLIMIT_NOFILE"
 }
 
 # maskedPaths and readonlyPaths beyond isd's own list, in the root's tree.
