@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "runtime.h"
+#include "oci-config.h"
 #include "isd/oci.h"
 #include "isd/process.h"
 #include "isd/sandbox.h"
@@ -18,6 +19,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,6 +129,31 @@ static char **json_strv(json_object *a)
 
 /* --process FILE: the fields of config.json's process that an exec
  * changes; the others stay the container's. */
+/* --process rlimits replace the config's, as runc's exec takes them. */
+static int process_rlimits(const char *path, json_object *v, struct isd_spec *spec)
+{
+	size_t n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+
+	free(spec->rlimits);
+	spec->rlimits = isd_xcalloc(n ? n : 1, sizeof(*spec->rlimits));
+	spec->n_rlimits = 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *l = json_object_array_get_idx(v, i), *t, *soft, *hard;
+		const char *type = json_object_object_get_ex(l, "type", &t) ? json_object_get_string(t) : NULL;
+		int res = 0;
+
+		while (res < RLIM_NLIMITS && !(type && !strcmp(type, oci_rlimit_name(res)) && strcmp(type, "?")))
+			res++;
+		if (res == RLIM_NLIMITS || !json_object_object_get_ex(l, "soft", &soft) ||
+		    !json_object_object_get_ex(l, "hard", &hard))
+			return RT_ERR(-EINVAL, "exec: --process %s: rlimits[%zu]: not a known type with soft and hard",
+				      path, i);
+		spec->rlimits[spec->n_rlimits++] = (struct isd_spec_rlimit){res, json_object_get_uint64(soft),
+									    json_object_get_uint64(hard)};
+	}
+	return 0;
+}
+
 static int apply_process_file(const char *path, struct isd_spec *spec)
 {
 	_cleanup_free_ char *text = NULL;
@@ -151,6 +178,10 @@ static int apply_process_file(const char *path, struct isd_spec *spec)
 	if (json_object_object_get_ex(o, "cwd", &v) && json_object_is_type(v, json_type_string)) {
 		free(spec->workdir);
 		spec->workdir = isd_xstrdup(json_object_get_string(v));
+	}
+	if (json_object_object_get_ex(o, "rlimits", &v) && (r = process_rlimits(path, v, spec)) < 0) {
+		json_object_put(o);
+		return r;
 	}
 	if (json_object_object_get_ex(o, "terminal", &v))
 		spec->tty = json_object_get_boolean(v);

@@ -437,6 +437,9 @@ c["process"]["args"] = ["sleep", "600"]'
 	expect_rc 0 "run -d with rlimits"
 	rt exec l3 cat /proc/self/limits
 	expect_eq "$(printf '%s\n' "$out" | awk '/^Max open files/ { print $4, $5 }')" "200 300" "exec: the config's RLIMIT_NOFILE"
+	printf '{"args": ["cat", "/proc/self/limits"], "rlimits": [{"type": "RLIMIT_NOFILE", "soft": 100, "hard": 150}]}' >"$T/process.json"
+	rt exec --process "$T/process.json" l3
+	expect_eq "$(printf '%s\n' "$out" | awk '/^Max open files/ { print $4, $5 }')" "100 150" "exec --process: its rlimits"
 }
 
 # maskedPaths and readonlyPaths beyond isd's own list, in the root's tree.
