@@ -155,3 +155,22 @@ test_masked_readonly_paths() {
 	expect_contains "$crun_out" "EROFS" "crun: linux.readonlyPaths"
 	expect_eq "$isd_out" "$crun_out" "maskedPaths, readonlyPaths, /sys and /dev/shm"
 }
+
+# The config's own mounts, rlimits and paths: what crun makes, isd makes.
+test_config_mounts_rlimits_paths() {
+	mkdir -p "$T/hro" "$T/hrw" && echo ro-data >"$T/hro/f" && chmod a+rwx "$T/hro" "$T/hrw" || fail "cannot make the host dirs"
+	diff_bundle 'import os
+t = os.environ["T"]
+c["mounts"] += [{"destination": "/mnt/ro", "type": "bind", "source": t + "/hro", "options": ["rbind", "ro", "nosuid", "nodev"]},
+  {"destination": "/mnt/rw", "type": "bind", "source": t + "/hrw", "options": ["rbind", "rprivate"]},
+  {"destination": "/mnt/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "size=1m"]}]
+c["process"]["rlimits"] = [{"type": "RLIMIT_NOFILE", "soft": 256, "hard": 256}, {"type": "RLIMIT_CORE", "soft": 0, "hard": 0}]
+c["linux"]["maskedPaths"] = c["linux"].get("maskedPaths", []) + ["/etc/secret"]
+c["linux"]["readonlyPaths"] = c["linux"].get("readonlyPaths", []) + ["/etc/rodir"]
+c["process"]["args"] = ["sh", "-c", "grep -E \"^Max (open files|core file size)\" /proc/self/limits; cat /mnt/ro/f /etc/secret; /probe write /mnt/ro/x; /probe write /mnt/rw/x; /probe write /mnt/tmp/x; /probe write /etc/rodir/x; exit 0"]'
+	echo secret-data >"$T/b/rootfs/etc/secret" && mkdir -p "$T/b/rootfs/etc/rodir" && chmod a+rwx "$T/b/rootfs/etc/rodir"
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "EROFS" "crun: the read-only bind"
+	expect_eq "$isd_out" "$crun_out" "config mounts, rlimits, maskedPaths and readonlyPaths"
+}
