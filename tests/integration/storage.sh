@@ -149,12 +149,14 @@ test_sparse_and_hard_links_count_their_blocks_once() {
 	id=$(session_id)
 	b=$(upper_bytes "$id")
 	[ "$b" -le $((200 * MiB)) ] || fail "the upper layer holds $b bytes"
-	# Links of the data past the bound are still counted: a second 100
-	# MiB file is the sum that freezes.
+	# Links of the data past the bound are still counted: a second 120
+	# MiB file is the sum that freezes (a third one keeps the writer going
+	# long enough for a watcher that comes late on a loaded machine).
 	rm -rf "$XDG_STATE_HOME"
 	start_cow --storage-opt size=200M -- sh -c '
 		dd if=/dev/zero of=one bs=1M count=120 2>/dev/null; ln one two; ln one three
-		dd if=/dev/zero of=four bs=1M count=120 2>/dev/null; echo all written'
+		dd if=/dev/zero of=four bs=1M count=120 2>/dev/null
+		dd if=/dev/zero of=five bs=1M count=120 2>/dev/null; echo all written'
 	wait_frozen
 	run_isd resume --end "$(session_id)"
 	finish_bg
