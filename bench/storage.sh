@@ -7,13 +7,13 @@
 #     (size=10G and the default floor: the watcher runs) against the
 #     same build with size=0,min-free=0 (no watcher thread);
 #  2. start-to-exit of `isd exec --workspace DIR:cow -- true`, both ways.
-# Prints means and ratios; never asserts a time (the target: the build
+# Prints medians and ratios; never asserts a time (the target: the build
 # within 1.05 x).  Not run in CI.
 #
 #   bench/storage.sh [ISD_BINARY]      (needs hyperfine, make, cc)
 set -eu
 ISD=${1:-$(dirname "$0")/../build/src/isd}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-8}
 START_RUNS=${START_RUNS:-40}
 FILES=${FILES:-400}
 command -v hyperfine >/dev/null || { echo "bench: install hyperfine" >&2; exit 2; }
@@ -45,12 +45,35 @@ ratio() {
 	PY
 }
 
+# The build: paired rounds, interleaved (each round runs both, in
+# alternating order), the median of the per-round ratios with quartiles:
+# on a shared machine the load moves between two blocks of runs more than
+# the watcher costs.
 build="make -s -j$jobs -C $P"
-hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$scratch/build.json" \
-	-n "build, no watcher" "$ISD exec --profile none $off --workspace $P:cow -- $build" \
-	-n "build, watcher" "$ISD exec --profile none $on --workspace $P:cow -- $build" >/dev/null
-echo "a build of $FILES files inside a cow session (make -j$jobs):"
-ratio "$scratch/build.json" "build, no watcher" "build, watcher"
+echo "a build of $FILES files inside a cow session (make -j$jobs), $RUNS paired rounds:"
+python3 - "$RUNS" "$ISD exec --profile none $off --workspace $P:cow -- $build" \
+	"$ISD exec --profile none $on --workspace $P:cow -- $build" <<'PY'
+import shlex, statistics, subprocess, sys, time
+rounds, cmd_off, cmd_on = int(sys.argv[1]), shlex.split(sys.argv[2]), shlex.split(sys.argv[3])
+def run(cmd):
+    t = time.monotonic()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return time.monotonic() - t
+run(cmd_off)  # warm-up
+offs, ons, ratios = [], [], []
+for i in range(rounds):
+    pair = [(cmd_off, offs), (cmd_on, ons)]
+    if i % 2:
+        pair.reverse()
+    got = {}
+    for cmd, out in pair:
+        got[id(out)] = run(cmd)
+        out.append(got[id(out)])
+    ratios.append(got[id(ons)] / got[id(offs)])
+q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+print(f"  watcher {statistics.median(ons) * 1000:.0f} ms, no watcher {statistics.median(offs) * 1000:.0f} ms: "
+      f"ratio {statistics.median(ratios):.3f} (quartiles {q[0]:.2f}-{q[2]:.2f})")
+PY
 
 hyperfine -N --warmup 5 --runs "$START_RUNS" --export-json "$scratch/start.json" \
 	-n "start, no watcher" "$ISD exec --profile none $off --workspace $P:cow -- /bin/true" \
