@@ -57,7 +57,7 @@ import shlex, statistics, subprocess, sys, time
 rounds, cmd_off, cmd_on = int(sys.argv[1]), shlex.split(sys.argv[2]), shlex.split(sys.argv[3])
 def run(cmd):
     t = time.monotonic()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.monotonic() - t
 run(cmd_off)  # warm-up
 offs, ons, ratios = [], [], []
