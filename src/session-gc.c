@@ -60,12 +60,11 @@ static bool has_agent_state(const char *id)
 	return lstat(path, &st) == 0;
 }
 
-/* The session ids (twelve hex digits) in root, the sessions directory. */
-static char **session_ids(const char *root)
+char **isd_session_ids_in(const char *dir)
 {
 	char **ids = NULL;
 	struct dirent *de;
-	DIR *d = opendir(root);
+	DIR *d = opendir(dir);
 
 	while (d && (de = readdir(d)))
 		if (strlen(de->d_name) == 12 && strspn(de->d_name, "0123456789abcdef") == 12)
@@ -80,7 +79,7 @@ static char **session_ids(const char *root)
  * typically) before it could. */
 static int gc_abandoned(const char *root, bool dry_run, size_t *removed)
 {
-	_cleanup_strv_ char **ids = session_ids(root);
+	_cleanup_strv_ char **ids = isd_session_ids_in(root);
 	int r = 0;
 
 	for (size_t i = 0; ids && ids[i]; i++) {
@@ -145,7 +144,7 @@ int isd_session_prune(bool dry_run)
 	_cleanup_free_ char *root = isd_session_root();
 	size_t removed = 0;
 	int r = isd_session_gc(dry_run, &removed);
-	_cleanup_strv_ char **ids = session_ids(root);
+	_cleanup_strv_ char **ids = isd_session_ids_in(root);
 
 	for (size_t i = 0; ids && ids[i]; i++) {
 		struct isd_session s;

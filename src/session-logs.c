@@ -15,7 +15,6 @@
 #include "isd/session.h"
 #include "isd/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -32,25 +31,11 @@ char *isd_session_logs_root(void)
 	return isd_xdg_path("XDG_STATE_HOME", ".local/state", "isd/logs");
 }
 
-static char **ids_in(const char *root)
-{
-	char **ids = NULL;
-	struct dirent *de;
-	DIR *d = opendir(root);
-
-	while (d && (de = readdir(d)))
-		if (strlen(de->d_name) == 12 && strspn(de->d_name, "0123456789abcdef") == 12)
-			isd_strv_push(&ids, isd_xstrdup(de->d_name));
-	if (d)
-		closedir(d);
-	return ids;
-}
-
 /* All but the newest KEPT_LOGS go (a removal half done, ID without
  * session.json, is the oldest). */
 static void trim(const char *root)
 {
-	_cleanup_strv_ char **ids = ids_in(root);
+	_cleanup_strv_ char **ids = isd_session_ids_in(root);
 	_cleanup_close_ int rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	/* A session ends on the way out of a failed start too: its message
 	 * is the caller's to print, not this clean-up's to clear. */
@@ -118,7 +103,7 @@ void isd_session_keep_log(const struct isd_session *s)
 /* The newest of root whose project is dir or contains it. */
 static int newest_in(const char *root, const char *dir, struct isd_session *out)
 {
-	_cleanup_strv_ char **ids = ids_in(root);
+	_cleanup_strv_ char **ids = isd_session_ids_in(root);
 	int r = -ENOENT;
 
 	for (size_t i = 0; ids && ids[i]; i++) {
@@ -142,7 +127,7 @@ static int newest_in(const char *root, const char *dir, struct isd_session *out)
 static int kept_by_id(const char *id, struct isd_session *out)
 {
 	_cleanup_free_ char *root = isd_session_logs_root();
-	_cleanup_strv_ char **ids = ids_in(root);
+	_cleanup_strv_ char **ids = isd_session_ids_in(root);
 	const char *found = NULL;
 
 	for (size_t i = 0; ids && ids[i]; i++) {

@@ -89,6 +89,9 @@ void isd_session_free(struct isd_session *s);
 
 /* The description in root/id/session.json (no lock, no check of id). */
 int isd_session_load(const char *root, const char *id, struct isd_session *out);
+/* The session ids (twelve hex digits) among the names in dir: the
+ * sessions directory or the kept logs' (NULL-terminated, may be NULL). */
+char **isd_session_ids_in(const char *dir);
 
 /* The activity logs of sessions removed for having no changes
  * (src/session-logs.c): $XDG_STATE_HOME/isd/logs/ID/ holds the log and
