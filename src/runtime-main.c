@@ -101,27 +101,31 @@ int rt_fail(void)
 	return RT_EXIT_FAILURE;
 }
 
-int rt_failf(const char *fmt, ...)
+__attribute__((format(printf, 2, 0))) static void vreport(const char *level, const char *fmt, va_list ap)
 {
 	char buf[ISD_ERROR_MAX];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	report(level, buf);
+}
+
+int rt_failf(const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vreport("error", fmt, ap);
 	va_end(ap);
-	report("error", buf);
 	return RT_EXIT_FAILURE;
 }
 
 void rt_warn(const char *fmt, ...)
 {
-	char buf[ISD_ERROR_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vreport("warning", fmt, ap);
 	va_end(ap);
-	report("warning", buf);
 }
 
 static const struct rt_opt *find_opt(const struct rt_opt *opts, const char *name, size_t len, char short_name)
