@@ -29,7 +29,7 @@ static void put_field(struct rec *r, const char *key, const char *s)
 
 void isd_activity_net_record(void *ctx, const struct isd_net_record *n)
 {
-	static const char *const verdicts[] = {"allowed", "denied", "failed"};
+	static const char *const verdicts[ISD_NET_N_VERDICTS] = {"allowed", "denied", "failed", "refused"};
 	struct isd_activity *a = ctx;
 	_cleanup_free_ char *buf = isd_xmalloc(NET_REC_CAP);
 	struct rec r = {.buf = buf, .cap = NET_REC_CAP};
@@ -37,6 +37,10 @@ void isd_activity_net_record(void *ctx, const struct isd_net_record *n)
 	rec_puts(&r, n->dns ? "{\"type\":\"dns\"," : "{\"type\":\"net\",");
 	rec_time_at(&r, n->start.tv_sec ? &n->start : NULL);
 	rec_printf(&r, ",\"verdict\":\"%s\"", verdicts[n->verdict]);
+	if (n->count > 1) {
+		rec_printf(&r, ",\"count\":%" PRIu64 ",", n->count);
+		rec_time_key(&r, "last", &n->last);
+	}
 	put_field(&r, "what", n->what);
 	put_field(&r, "host", n->host);
 	if (n->port)

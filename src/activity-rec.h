@@ -26,6 +26,8 @@ void rec_printf(struct rec *r, const char *fmt, ...) __attribute__((format(print
 void rec_json_str(struct rec *r, const char *str, size_t n);
 /* "time":"..." of ts (NULL: now) */
 void rec_time_at(struct rec *r, const struct timespec *ts);
+/* "key":"..." of ts (NULL: now) */
+void rec_time_key(struct rec *r, const char *key, const struct timespec *ts);
 /* r, ended by a newline, within the log's bound (else counted dropped). */
 void activity_write(struct isd_activity *a, struct rec *r);
 

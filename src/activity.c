@@ -157,6 +157,11 @@ void rec_json_str(struct rec *r, const char *str, size_t n)
 
 void rec_time_at(struct rec *r, const struct timespec *at)
 {
+	rec_time_key(r, "time", at);
+}
+
+void rec_time_key(struct rec *r, const char *key, const struct timespec *at)
+{
 	struct timespec ts;
 	struct tm tm;
 	char buf[64];
@@ -167,7 +172,7 @@ void rec_time_at(struct rec *r, const struct timespec *at)
 		clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	rec_printf(r, "\"time\":\"%s.%03ldZ\"", buf, ts.tv_nsec / 1000000);
+	rec_printf(r, "\"%s\":\"%s.%03ldZ\"", key, buf, ts.tv_nsec / 1000000);
 }
 
 static void rec_time(struct rec *r)

@@ -50,6 +50,12 @@ void proxy_conn_close(struct isd_proxy *p, struct conn *c)
 		proxy_report_conn(p, c, ISD_NET_ALLOWED, NULL, false);
 	else if ((c->state == ST_RESOLVING || c->state == ST_CONNECTING) && c->kind != CK_DNS_TCP)
 		proxy_report_conn(p, c, ISD_NET_FAILED, "the sandbox ended before it was connected", false);
+	else if ((c->state == ST_HEAD || c->state == ST_SOCKS_REQ) && c->kind != CK_DNS_TCP)
+		/* an attempt that asked for nothing is one too */
+		proxy_report_conn(p, c, ISD_NET_FAILED,
+				  c->why_closed ? c->why_closed :
+				  c->in.len || c->state == ST_SOCKS_REQ ? "it closed before its request was whole" :
+				  "it closed before it sent a request", false);
 	proxy_resolver_cancel(p, c);
 	close(c->cfd);
 	if (c->ufd >= 0)

@@ -20,7 +20,9 @@
 #define HEAD_TIMEOUT 30        /* s: request, greeting, ClientHello */
 #define CONNECT_TIMEOUT 30
 #define LINGER_TIMEOUT 2       /* s: draining after an error answer */
-#define MAX_CONNS 4096
+#define MAX_CONNS 4096         /* more are refused at once, with a record */
+#define REPEAT_SLOTS 16        /* records being coalesced (proxy-report.c) */
+#define REPEAT_WINDOW_MS 1000
 
 enum ev_kind {
 	EV_LISTENER,
@@ -99,12 +101,23 @@ struct conn {
 	long pid;                /* who connected, inside, where the kernel tells (0: unknown) */
 	pid_t host_pid;          /* the same on the host */
 	bool reported;           /* its record went out */
+	const char *why_closed;  /* for its record, when it closes before a request */
 	time_t deadline;         /* 0 = none */
 	struct resolve_job *job;
 	int fwd_index;
 	uint64_t cookie;         /* --publish: the socket asked for */
 	int publish_err;         /* --publish: why the first address failed */
 	struct conn *prev, *next;
+};
+
+/* A record whose repeats are being counted instead of written: the key
+ * and the repeats so far (r.count; 0: none since its last record). */
+struct proxy_repeat {
+	bool used, show;
+	struct isd_net_record r;
+	char what[24], host[256], via[64];
+	char *rule, *reason;
+	struct timespec window; /* CLOCK_MONOTONIC: its last record went out */
 };
 
 struct fake_entry {
@@ -124,6 +137,7 @@ struct isd_proxy {
 	size_t mem;         /* bytes held by every connection's buffers */
 	size_t n_mem_wait;  /* connections with mem_wait */
 	size_t fd_limit;    /* RLIMIT_NOFILE once the relay started */
+	size_t max_conns;   /* MAX_CONNS, or fewer where descriptors are short */
 	pthread_t thread;
 	bool started;
 	FILE *log;          /* --network-log, or NULL: denials to stderr */
@@ -137,11 +151,12 @@ struct isd_proxy {
 	 * printed into the payload's screen (a TUI redraws over them): they are
 	 * counted, the first few kept, and summed up in one line at exit. */
 	bool quiet_denials;
-	unsigned n_quiet[3];     /* by enum isd_net_verdict */
+	unsigned n_quiet[ISD_NET_N_VERDICTS];
 	unsigned n_quiet_shown;
 	char *quiet_first[3];
 	isd_net_sink_fn *sink;   /* every verdict's record (the activity log), or NULL */
 	void *sink_ctx;
+	struct proxy_repeat repeats[REPEAT_SLOTS];
 	char **dns_logged;  /* names whose denial was logged already */
 	size_t n_dns_logged;
 	struct proxy_resolver *resolver; /* proxy-resolve.c */
@@ -209,7 +224,12 @@ void proxy_log(struct isd_proxy *p, bool denial, const char *fmt, ...) __attribu
 void proxy_report(struct isd_proxy *p, const struct isd_net_record *r, bool show);
 /* c's record, once (allowed: reason NULL, when it ends). */
 void proxy_report_conn(struct isd_proxy *p, struct conn *c, enum isd_net_verdict verdict, const char *reason, bool show);
-/* At exit: the summary of what a terminal session kept quiet. */
+/* The connection fd of listener l's, refused at once: its record, and close. */
+void proxy_report_refused(struct isd_proxy *p, const struct listener *l, int fd);
+/* Each second: the repeats counted for a while go out (proxy_report). */
+void proxy_report_tick(struct isd_proxy *p);
+/* At exit: what repeats are still counted, then the summary of what a
+ * terminal session kept quiet. */
 void proxy_report_summary(struct isd_proxy *p);
 /* proxy-dns.c */
 void proxy_dns_udp(struct isd_proxy *p, int fd);

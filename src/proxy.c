@@ -15,6 +15,7 @@
 #include "isd/spec.h"
 #include "isd/process.h"
 #include "isd/util.h"
+#include "testhooks.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -423,6 +424,8 @@ static void client_event(struct isd_proxy *p, struct conn *c)
 			r = proxy_buf_fill(p, c, c->cfd, &c->in, max);
 		while (r == 1);
 		if (r == -2 || (r == -1 && c->state != ST_SNI)) {
+			if (r == -2)
+				c->why_closed = "reading its request failed";
 			proxy_conn_close(p, c);
 			return;
 		}
@@ -489,8 +492,8 @@ static void accept_on(struct isd_proxy *p, struct listener *l)
 
 		if (fd < 0)
 			return;
-		if (p->n_conns >= MAX_CONNS) {
-			close(fd);
+		if (p->n_conns >= p->max_conns) {
+			proxy_report_refused(p, l, fd);
 			continue;
 		}
 		if (l->role != ISD_NET_FD_FORWARD_UNIX)
@@ -585,9 +588,11 @@ static void expire(struct isd_proxy *p)
 			proxy_conn_fail(p, c, 504, c->kind == CK_PUBLISH ? "no socket came from the sandbox's network namespace in time"
 									  : "resolving the name on the host timed out");
 		} else if (c->state != ST_RELAY) {
+			c->why_closed = "it sent no whole request in time";
 			proxy_conn_close(p, c);
 		}
 	}
+	proxy_report_tick(p);
 }
 
 /* Connections that stopped reading for want of memory, once some is back:
@@ -796,6 +801,11 @@ int isd_proxy_start(struct isd_proxy *p)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	p->fd_limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? (size_t)rl.rlim_cur : 1024;
+	/* Two descriptors a connection at least, and some for isd: past the
+	 * limit accept would fail and the attempt stay unseen, unrecorded. */
+	p->max_conns = isd_testhook_relay_max_conns(MAX_CONNS);
+	if (p->fd_limit < 2 * p->max_conns + 256)
+		p->max_conns = p->fd_limit > 512 ? (p->fd_limit - 256) / 2 : 128;
 	/* Forks: before the resolver's threads exist. */
 	r = proxy_publish_start(p);
 	if (r < 0)

@@ -11,6 +11,7 @@
 #define ISD_TESTHOOKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef ISD_TEST_HOOKS
 #include "isd/syscalls.h"
@@ -43,7 +44,21 @@ static inline unsigned long long isd_testhook_activity_limit(unsigned long long 
 
 	return v ? strtoull(v, NULL, 10) : limit;
 }
+
+/* ISD_TEST_RELAY_MAX_CONNS=N: the relay's connection cap, so that a test
+ * reaches it with a few connections. */
+static inline size_t isd_testhook_relay_max_conns(size_t max)
+{
+	const char *v = getenv("ISD_TEST_RELAY_MAX_CONNS");
+
+	return v ? strtoull(v, NULL, 10) : max;
+}
 #else
+static inline size_t isd_testhook_relay_max_conns(size_t max)
+{
+	return max;
+}
+
 static inline unsigned long long isd_testhook_activity_limit(unsigned long long limit)
 {
 	return limit;

@@ -18,10 +18,13 @@
  *   {"type":"exec","time":T,"pid":N,"ppid":N,"host_pid":N,"cwd":S,
  *    "path":S,"argv":[S...][,"argv_cut":true][,"dirfd":N],
  *    one of "exe":S | "ran":false | "exe_unknown":S}  (src/activity-exe.c)
- *   {"type":"net","time":T,"verdict":"allowed"|"denied"|"failed","what":S,"host":S
+ *   {"type":"net","time":T,"verdict":"allowed"|"denied"|"failed"|"refused"
+ *    [,"count":N,"last":T],"what":S,"host":S
  *    [,"port":N][,"rule":S][,"reason":S][,"via":S],"up":N,"down":N,"duration_ms":N
  *    [,"pid":N,"host_pid":N]}  (a connection through the relay: its start
- *    time, written when its verdict is known or, allowed, when it ends)
+ *    time, written when its verdict is known or, allowed, when it ends;
+ *    every one the relay accepted or refused at its cap; "count": the
+ *    coalesced repeats of one, isd/net-record.h)
  *   {"type":"dns","time":T,"verdict":"denied","what":"DNS","host":S,"reason":S}
  *   {"type":"dropped","time":T,"records":N}  (the log reached its bound)
  */

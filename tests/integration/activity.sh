@@ -458,3 +458,58 @@ print(os.getpid(), s.recv(100).decode().strip())'
 	expect_contains "$out" "  net allowed forward-unix $T/echo.sock  rule --forward-unix  up 3 B  down 9 B  "
 	expect_contains "$out" " ms  pid $pid"
 }
+
+# Every connection the relay sees leaves one record, bounded: ones that
+# close before a request (1000 in a loop, and one cut short), and ones
+# refused at the relay's cap (ISD_TEST_RELAY_MAX_CONNS: 8 held open, 300
+# more); the repeats come coalesced, a few lines whose counts sum to
+# every attempt.
+test_log_records_every_attempt() {
+	SPY=/usr/bin/python3
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	ISD_TEST_RELAY_MAX_CONNS=8 "$ISD_TESTHOOKS" exec --network netless --activity-log "$T/a.log" -- "$SPY" -c '
+import select, socket, time
+for i in range(1000):
+    socket.create_connection(("127.0.0.1", 3128)).close()
+time.sleep(1)
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT half")
+s.close()
+time.sleep(1)
+socks = [socket.create_connection(("127.0.0.1", 3128)) for i in range(308)]
+refused, deadline = set(), time.time() + 20
+while len(refused) < 300 and time.time() < deadline:
+    ready = select.select([s for s in socks if s not in refused], [], [], 0.5)[0]
+    for s in ready:
+        try:
+            got = s.recv(1)
+        except ConnectionResetError:
+            got = b""
+        if not got:
+            refused.add(s)
+print(len(refused))
+for s in socks:
+    s.close()
+' >"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 0 "the payload: $(cat "$T/err")"
+	refused=$(cat "$T/out")
+	[ "$refused" -ge 300 ] || fail "only $refused connections were refused"
+	# sum of the attempts of the net records matching $1
+	attempts() {
+		grep '"type":"net"' "$T/a.log" | grep -e "$1" |
+			sed -n 's/.*"verdict":"[a-z]*"\(,"count":\([0-9]*\)\)\{0,1\}.*/\2/p' | awk '{ n += $1 ? $1 : 1 } END { print n + 0 }'
+	}
+	# (the first loop's connections can be refused too: the relay may
+	# hold 8 the payload closed already, not yet seen closed)
+	refused_recs=$(attempts '"verdict":"refused",\("count":[0-9]*,"last":"[^"]*",\)\{0,1\}"what":"request","host":"","reason":"the relay holds 8 connections, as many as it may"')
+	[ "$refused_recs" -ge "$refused" ] || fail "$refused connections were refused, the log has $refused_recs"
+	expect_eq "$((refused_recs + $(attempts '"what":"request","host":"","reason":"it closed before it sent a request"')))" \
+		1308 "attempts in the records of connections refused or without a request"
+	expect_eq "$(attempts '"reason":"it closed before its request was whole"')" 1 "the request cut short"
+	lines=$(grep -c '"verdict":"refused"\|before it sent a request' "$T/a.log")
+	[ "$lines" -le 30 ] || fail "$lines records for the floods: repeats were not coalesced"
+	out=$("$ISD" log --file "$T/a.log")
+	expect_contains "$out" "  net refused request ?  the relay holds 8 connections, as many as it may  ("
+	expect_contains "$out" " times, the last at "
+}
