@@ -407,7 +407,12 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)))
 		_exit(ISD_EXIT_FAILURE);
 
-	if (spec->n_uid_ranges || spec->idmapped) {
+	if (a->shared_ns & CLONE_NEWUSER) {
+		/* isd-runtime joined a user namespace: its maps are made, and
+		 * init has every capability in it (setns gave them) until it
+		 * takes the payload's ids below. */
+		r = 0;
+	} else if (spec->n_uid_ranges || spec->idmapped) {
 		/* isd build: the parent writes maps of several ranges
 		 * (newuidmap), then sends a byte.  Setup runs as root of the
 		 * namespace; the payload takes spec->uid before execve.  A
@@ -433,7 +438,7 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	if (a->wait_for_cgroup && wait_for_parent_byte() < 0)
 		_exit(ISD_EXIT_FAILURE);
 	/* After joining the sandbox's cgroup, so that it is the root inside. */
-	if (unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL) {
+	if (!(a->shared_ns & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL) {
 		isd_error(-errno, "creating the cgroup namespace");
 		report_and_exit(ISD_EXIT_FAILURE);
 	}
@@ -493,7 +498,7 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	 * nothing that could help the payload either: no capabilities, no
 	 * setup socket, and not dumpable, so /proc/1 (and the isd binary behind
 	 * /proc/1/exe) stays out of the payload's reach. */
-	if (spec->n_uid_ranges && !spec->build_caps) {
+	if ((spec->n_uid_ranges || (a->shared_ns & CLONE_NEWUSER)) && !spec->build_caps) {
 		/* isd exec --image with the image's id map: init takes the
 		 * payload's ids while still root of the namespace (as with a
 		 * single id, both are then that user); NO_SETUID_FIXUP keeps the

@@ -51,6 +51,7 @@ struct isd_init_args {
 	bool wait_for_cgroup; /* the parent moves us into the cgroup first */
 	int start_gate_fd;    /* -1, or the fifo of isd_sandbox_detached */
 	bool detached;        /* the sandbox outlives isd: no parent-death signal once set up */
+	unsigned long shared_ns; /* isd_sandbox_detached's: CLONE_NEW* not made but the caller's */
 };
 
 /* pid 1 of the sandbox, in the child of clone3 (src/sandbox.c): the ids,

@@ -113,10 +113,6 @@ static int refuse_unsupported(const struct isd_oci_extra *x)
 		if (x->hooks[inside[k]].n)
 			return RT_ERR(-EOPNOTSUPP, "%s: hooks.%s: hooks in the container's namespaces are not supported by isd-runtime yet",
 				      x->config_path, isd_oci_hook_name(inside[k]));
-	for (int k = 0; k < ISD_OCI_NS_COUNT; k++)
-		if (x->ns[k].mode == ISD_OCI_NS_JOIN)
-			return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces: joining the %s namespace %s is not supported by isd-runtime yet",
-					 x->config_path, isd_oci_ns_name(k), x->ns[k].path);
 	return 0;
 }
 
@@ -159,14 +155,18 @@ int rt_load_bundle(const char *bundle, const char *id, struct isd_spec *spec, st
 		rt_warn("%s", extra->notes[i]);
 	r = refuse_unsupported(extra);
 	if (r == 0)
+		r = rt_ns_plan(spec, extra);
+	if (r == 0)
 		r = rt_apply_config(spec, extra);
 	if (r < 0)
 		return r;
 	/* The payload's ids map onto the caller's (isd's rootless rule); as
-	 * root, onto an unprivileged id of root's subordinate range. */
+	 * root, onto an unprivileged id of root's subordinate range.  In a
+	 * joined user namespace they are that namespace's, mapped already. */
 	spec->host_uid = getuid();
 	spec->host_gid = getgid();
-	r = isd_rootful_apply(spec, getuid(), getgid());
+	if (extra->ns[ISD_OCI_NS_USER].mode != ISD_OCI_NS_JOIN)
+		r = isd_rootful_apply(spec, getuid(), getgid());
 	if (r < 0)
 		return r;
 	rt_default_home(spec);
@@ -247,6 +247,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	struct isd_oci_extra extra;
 	struct isd_sandbox_detached d = {.start_gate_fd = -1};
 	struct rt_state st = {0};
+	struct rt_ns joined;
 	_cleanup_free_ char *bundle = NULL;
 	_cleanup_close_ int dirfd = -1, rootfd = -1, gate = -1;
 	bool made = false;
@@ -258,7 +259,10 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 		return isd_error(-errno, "opening the bundle %s", o->bundle ? o->bundle : ".");
 	isd_spec_init(&spec);
 	isd_oci_extra_init(&extra);
+	rt_ns_init(&joined);
 	r = rt_load_bundle(bundle, o->id, &spec, &extra);
+	if (r == 0)
+		r = rt_ns_open(&extra, &joined);
 	if (r < 0)
 		goto out;
 	if (spec.tty && !o->console_socket && !own_terminal) {
@@ -279,7 +283,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	}
 	d.start_gate_fd = gate;
 	fflush(NULL);
-	code = isd_sandbox_create_detached(&spec, &d);
+	code = rt_ns_create_detached(&spec, &joined, &d);
 	if (code == ISD_EXIT_NOT_FOUND)
 		rt_not_found_hint();
 	if (code != 0) {
@@ -336,6 +340,7 @@ out:
 			rt_container_remove(rootfd, o->id);
 	}
 	free(d.cgroup_dir);
+	rt_ns_close(&joined);
 	rt_state_free(&st);
 	isd_spec_free(&spec);
 	isd_oci_extra_free(&extra);

@@ -272,12 +272,14 @@ int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 	 * use_config_seccomp(), the hooks that refuse_unsupported() lets
 	 * through, the console size at creation; linux.cgroupsPath is not
 	 * followed (isd-runtime(8)): the resources are applied to the cgroup
-	 * isd makes, so no confinement is lost; the rest below. */
+	 * isd makes, so no confinement is lost; the namespaces to join by
+	 * runtime-ns.c (rt_ns_plan refused what it cannot join); the rest
+	 * below. */
 	unsigned applies = ISD_OCI_APPLIES_CAPS | ISD_OCI_APPLIES_SECCOMP | ISD_OCI_APPLIES_HOOKS |
 			   ISD_OCI_APPLIES_CONSOLE_SIZE | ISD_OCI_APPLIES_CGROUP_PATH | ISD_OCI_APPLIES_RLIMITS |
 			   ISD_OCI_APPLIES_MOUNTS | ISD_OCI_APPLIES_MASKED_PATHS | ISD_OCI_APPLIES_LSM |
 			   ISD_OCI_APPLIES_SYSCTL | ISD_OCI_APPLIES_DOMAINNAME | ISD_OCI_APPLIES_UMASK |
-			   ISD_OCI_APPLIES_OOM_SCORE | ISD_OCI_APPLIES_GROUPS;
+			   ISD_OCI_APPLIES_OOM_SCORE | ISD_OCI_APPLIES_GROUPS | ISD_OCI_APPLIES_JOIN;
 	int r;
 
 	/* rootfsPropagation: the root is private to the sandbox, which is

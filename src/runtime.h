@@ -153,6 +153,24 @@ int rt_run_config_hooks(const struct isd_oci_extra *x, enum isd_oci_hook_kind ki
  * warnings. */
 void rt_run_kept_hooks(const struct rt_state *st, const char *kind, enum rt_status status);
 
+/* runtime-ns.c: linux.namespaces entries with a path. */
+struct isd_sandbox_detached;
+struct rt_ns {
+	int fd[7];            /* per enum isd_oci_ns (ISD_OCI_NS_COUNT, checked in runtime-ns.c), -1: not joined */
+	unsigned long shared; /* their CLONE_NEW* flags */
+};
+void rt_ns_init(struct rt_ns *j);
+void rt_ns_close(struct rt_ns *j);
+/* What the sandbox makes of the joins (the network namespace is the
+ * caller's, from the sandbox's side); the joins refused, recorded. */
+int rt_ns_plan(struct isd_spec *spec, const struct isd_oci_extra *x);
+/* Each path opened and checked to be a namespace of its entry's type,
+ * before anything is made: one line recorded otherwise, -errno. */
+int rt_ns_open(const struct isd_oci_extra *x, struct rt_ns *j);
+/* isd_sandbox_create_detached() in the joined namespaces (as it, without
+ * any). */
+int rt_ns_create_detached(const struct isd_spec *spec, const struct rt_ns *j, struct isd_sandbox_detached *d);
+
 /* Parse "TERM", "SIGTERM", "15"; -EINVAL recorded. */
 int rt_parse_signal(const char *s, int *sig);
 

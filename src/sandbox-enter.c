@@ -6,8 +6,8 @@
  * caller                      helper (fork)                 process (fork)
  * -------------------------   --------------------------    -------------------------------
  * seccomp program, Landlock   cgroup, setns(pidfd of init:
- * plan, subreaper             user, mount, ipc, uts, net,
- *                             cgroup, pid)
+ * plan, subreaper             those of user, mount, ipc, uts,
+ *                             net, cgroup, pid not its own)
  *                             fork -----------------------> pty, cwd, ids, no capabilities,
  *                             its pid to the caller, exit   Landlock, seccomp, execve
  * read the setup socket: the
@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,12 +102,45 @@ static _Noreturn void process_main(const struct isd_spec *spec, const struct isd
 	fail_to(sock, r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
 }
 
-static _Noreturn void helper_main(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp,
-				  const struct isd_landlock_plan *landlock, int pidfd, const char *cgroup_dir, int sock)
+/* The namespaces of init that are not the caller's own: the sandbox's,
+ * and those isd-runtime joined by path, which may be (--pid host, a
+ * network namespace shared with the caller) or not be the caller's.
+ * Entering one's own again needs privilege over it the caller may lack. */
+static int foreign_namespaces(pid_t init_pid)
 {
-	int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	static const struct {
+		const char *name;
+		int flag;
+	} ns[] = {
+		{"user", CLONE_NEWUSER}, {"mnt", CLONE_NEWNS},	       {"ipc", CLONE_NEWIPC}, {"uts", CLONE_NEWUTS},
+		{"net", CLONE_NEWNET},	 {"cgroup", CLONE_NEWCGROUP}, {"pid", CLONE_NEWPID},
+	};
+	int flags = 0;
+
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		char path[64];
+		struct stat mine, its;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)init_pid, ns[i].name);
+		if (stat(path, &its) < 0)
+			return isd_error(-errno, "reading the sandbox's namespaces (%s)", path);
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns[i].name);
+		if (stat(path, &mine) < 0 || mine.st_dev != its.st_dev || mine.st_ino != its.st_ino)
+			flags |= ns[i].flag;
+	}
+	return flags;
+}
+
+static _Noreturn void helper_main(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp,
+				  const struct isd_landlock_plan *landlock, int pidfd, pid_t init_pid,
+				  const char *cgroup_dir, int sock)
+{
+	int flags = foreign_namespaces(init_pid);
 	struct setup_message msg = {.type = SETUP_PID};
 	pid_t pid;
+
+	if (flags < 0)
+		fail_to(sock, ISD_EXIT_FAILURE);
 
 	if (cgroup_dir) {
 		_cleanup_free_ char *procs = isd_xasprintf("%s/cgroup.procs", cgroup_dir);
@@ -116,10 +150,6 @@ static _Noreturn void helper_main(const struct isd_spec *spec, const struct isd_
 			fail_to(sock, ISD_EXIT_FAILURE);
 		}
 	}
-	if (!spec->pid_host)
-		flags |= CLONE_NEWPID;
-	if (spec->network != ISD_NET_HOST)
-		flags |= CLONE_NEWNET;
 	if (setns(pidfd, flags) < 0) {
 		isd_error(-errno, "joining the sandbox's namespaces");
 		fail_to(sock, ISD_EXIT_FAILURE);
@@ -176,7 +206,7 @@ int isd_sandbox_enter(const struct isd_spec *spec, pid_t init_pid, const char *c
 		close(sv[0]);
 		/* nothing of the caller but stdio crosses into the sandbox */
 		isd_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-		helper_main(spec, &seccomp, &landlock, pidfd, cgroup_dir, sv[1]);
+		helper_main(spec, &seccomp, &landlock, pidfd, init_pid, cgroup_dir, sv[1]);
 	}
 	close(sv[1]);
 	sv[1] = -1;

@@ -142,12 +142,13 @@ static int read_setup_messages(int fd, struct setup_message *msg, int *pty_maste
 	return got ? 1 : 0;
 }
 
-static pid_t spawn_child(const struct isd_spec *spec, struct isd_cgroup *cg, bool *needs_attach)
+static pid_t spawn_child(const struct isd_spec *spec, unsigned long shared_ns, struct isd_cgroup *cg,
+			 bool *needs_attach)
 {
 	struct isd_clone_args args = {.exit_signal = SIGCHLD};
 	long pid;
 
-	args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
+	args.flags = (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS) & ~shared_ns;
 	if (!spec->pid_host)
 		args.flags |= CLONE_NEWPID;
 	if (spec->network != ISD_NET_HOST)
@@ -272,6 +273,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	exit_code = ISD_EXIT_FAILURE;
 	args.start_gate_fd = d ? d->start_gate_fd : -1;
 	args.detached = d != NULL;
+	args.shared_ns = d ? d->shared_ns : 0;
 	r = isd_seccomp_prepare(spec->seccomp, &seccomp);
 	if (r < 0)
 		goto out;
@@ -342,7 +344,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 		prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper);
 		prctl(PR_SET_CHILD_SUBREAPER, 1);
 	}
-	pid = spawn_child(spec, &cg, &needs_attach);
+	pid = spawn_child(spec, args.shared_ns, &cg, &needs_attach);
 	if (pid < 0) {
 		r = isd_error(-errno, "creating the sandbox's namespaces (clone3)");
 		isd_userns_explain_failure(r);
@@ -377,7 +379,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	if (isd_storage_watch_run(storage, pid, pid, cg.dirfd) < 0)
 		goto out;
 
-	if (spec->n_uid_ranges || spec->idmapped) {
+	if ((spec->n_uid_ranges || spec->idmapped) && !(args.shared_ns & CLONE_NEWUSER)) {
 		struct isd_id_range u = {spec->uid, spec->host_uid, 1}, g = {spec->gid, spec->host_gid, 1};
 		r = spec->idmapped ? isd_userns_write_child_maps(pid, &u, 1, &g, 1)
 				   : isd_userns_write_child_maps(pid, spec->uid_ranges, spec->n_uid_ranges,

@@ -24,6 +24,13 @@ struct isd_sandbox_detached {
 	 * is looked up on the payload's PATH before, so a missing one fails
 	 * the create.  -1: no gate. */
 	int start_gate_fd;
+	/* In: namespaces of the caller that the sandbox shares instead of
+	 * making its own (CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWUTS,
+	 * CLONE_NEWCGROUP): isd-runtime has setns()ed into the ones its
+	 * config.json names by path.  A shared user namespace gets no maps
+	 * (it has its own), and spec->uid/gid are its ids.  The network and
+	 * pid namespaces follow spec->network and spec->pid_host.  0: none. */
+	unsigned long shared_ns;
 	/* Out */
 	pid_t init_pid;   /* the sandbox's pid 1, as the caller sees it */
 	int pty_master;   /* spec->tty: the pty's master, else -1 (the caller's to close) */

@@ -467,3 +467,82 @@ test_config_rlimit_refused() {
 	make_bundle "$T/b" "c['process']['rlimits'] = [{'type': 'RLIMIT_NOFILE', 'soft': 64, 'hard': $((nr_open + 1))}]"
 	expect_create_fails "$T/b" l2 "create with an unreachable hard limit" RLIMIT_NOFILE
 }
+
+# ns_holder FLAGS...: a process in namespaces of its own (unshare FLAGS),
+# which a config then joins by path; $holder is its pid.
+ns_holder() {
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	unshare "$@" sleep 600 &
+	holder=$!
+	at_teardown "kill $holder 2>/dev/null"
+	wait_until 10 sh -c "[ \"\$(readlink /proc/$holder/ns/uts)\" != \"\$(readlink /proc/self/ns/uts)\" ]" ||
+		fail "unshare $* did not start"
+}
+
+# linux.namespaces with a path: the payload is in the namespace the test
+# made (the same inode in /proc/self/ns), as root and rootless (where the
+# user namespace is joined too, as rootless podman passes it).
+test_join_namespaces() {
+	at_teardown cleanup_containers
+	if [ "$(id -u)" -eq 0 ]; then
+		ns_holder --net --uts --ipc
+		joined="network uts ipc"
+	else
+		ns_holder --user --map-root-user --net --uts --ipc
+		joined="user network uts ipc"
+	fi
+	make_bundle "$T/b" "import os
+h = '/proc/$holder/ns/'
+names = {'network': 'net', 'uts': 'uts', 'ipc': 'ipc', 'user': 'user'}
+joined = '$joined'.split()
+c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] not in joined]
+c['linux']['namespaces'] += [{'type': t, 'path': h + names[t]} for t in joined]
+if 'user' in joined:
+    c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)
+c['process']['args'] = ['sh', '-c', 'for n in user net uts ipc pid; do echo \$n=\$(readlink /proc/self/ns/\$n); done']"
+	ln -sf busybox "$T/b/rootfs/bin/readlink"
+	rt run --bundle "$T/b" j0
+	expect_rc 0 "run joining $joined (stderr: $err)"
+	payload=$out
+	sed -i 's/; done"/; done; exec sleep 600"/' "$T/b/config.json"
+	rt run -d --bundle "$T/b" j1
+	expect_rc 0 "run -d joining $joined (stderr: $err)"
+	rt exec j1 sh -c 'for n in user net uts ipc pid; do echo $n=$(readlink /proc/self/ns/$n); done'
+	expect_rc 0 "exec into the container (stderr: $err)"
+	for n in net uts ipc; do
+		expect_contains "$payload" "$n=$(readlink /proc/$holder/ns/$n)" "the payload: the joined $n namespace"
+		expect_contains "$out" "$n=$(readlink /proc/$holder/ns/$n)" "exec: the joined $n namespace"
+	done
+	expect_not_contains "$payload" "pid=$(readlink /proc/$holder/ns/pid)" "the pid namespace is the container's own"
+	if [ "$(id -u)" -ne 0 ]; then
+		expect_contains "$payload" "user=$(readlink /proc/$holder/ns/user)" "the payload: the joined user namespace"
+		expect_contains "$out" "user=$(readlink /proc/$holder/ns/user)" "exec: the joined user namespace"
+	else
+		expect_not_contains "$payload" "user=$(readlink /proc/$holder/ns/user)" "as root the user namespace is isd's own"
+	fi
+	rt delete --force j1
+	expect_rc 0 "delete --force"
+	[ -d "/proc/$holder" ] || fail "the namespaces' holder went with the container"
+}
+
+# A path that is not a namespace of the entry's type is refused in one
+# line before anything is made.
+test_join_namespaces_refused() {
+	if [ "$(id -u)" -eq 0 ]; then ns_holder --uts; else ns_holder --user --map-root-user --uts; fi
+	make_bundle "$T/b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'network']
+c['linux']['namespaces'].append({'type': 'network', 'path': '/proc/$holder/ns/uts'})"
+	expect_create_fails "$T/b" w1 "a uts namespace as the network one" "is a uts namespace, not a network one"
+	make_bundle "$T/b2" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'uts']
+c['linux']['namespaces'].append({'type': 'uts', 'path': '$T/b2/config.json'})"
+	expect_create_fails "$T/b2" w2 "a plain file as the uts namespace" "is not a namespace file"
+	make_bundle "$T/b3" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'mount']
+c['linux']['namespaces'].append({'type': 'mount', 'path': '/proc/$holder/ns/mnt'})"
+	expect_create_fails "$T/b3" w3 "joining a mount namespace" "own"
+	# as the host's root: a joined user namespace mapping the payload's
+	# uid onto root is refused (isd never runs a payload as the host's root)
+	if [ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]; then
+		ns_holder --user --map-root-user --uts
+		make_bundle "$T/b4" "c['linux']['namespaces'].append({'type': 'user', 'path': '/proc/$holder/ns/user'})"
+		expect_create_fails "$T/b4" w4 "a joined user namespace that maps uid 0 to the host's root" "host's root"
+	fi
+}
