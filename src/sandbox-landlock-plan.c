@@ -150,6 +150,9 @@ void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs
 	plan->enabled = true;
 	plan->handle_read = true;
 	plan->handle_tcp = spec->network != ISD_NET_HOST;
+	/* The relay's port, which names no address: where isd's connect
+	 * guard (src/connect-guard.c) is installed, the child drops it and
+	 * Landlock refuses every TCP connect of the payload's own. */
 	plan->connect_port = spec->network == ISD_NET_NETLESS ? port : 0;
 	plan->scope_signals = plan->scope_abstract = true;
 
@@ -496,7 +499,10 @@ json_object *isd_sandbox_landlock_json(const struct isd_spec *spec)
 		net = "not ruled (--network host)";
 		break;
 	case ISD_NET_NETLESS:
-		net = "TCP: bind refused, connect only to the relay's port (on any address: Landlock rules ports); "
+		net = "TCP: bind and connect refused by Landlock; connect(2) to 127.0.0.1 at the relay's port only, "
+		      "done by isd (a seccomp notification), everything else EACCES (where the host's seccomp "
+		      "refuses isd pidfd_getfd, as Docker's default profile does: Landlock's rule for the relay's "
+		      "port, on any address, and a note); "
 		      "sockets: AF_UNIX, and AF_INET/AF_INET6 as TCP only (no UDP, hence no DNS); no listen(2), "
 		      "whose automatic bind Landlock does not rule";
 		break;

@@ -10,7 +10,9 @@
  * fork ----------------------------------> dies with isd, waits to be in the
  * move it into the cgroup, say go          cgroup; new session, pty; caps
  *                                          dropped, no_new_privs; chdir;
- *                                          Landlock; seccomp; execve
+ *                                          Landlock; netless: the connect
+ * netless: take the guard's listener <---- guard's filter, its listener
+ * and answer it (src/connect-guard.c)      sent; seccomp; execve
  * read the error pipe (EOF = execve done),
  * relay (network, terminal), forward
  * signals, wait; kill what is left; clean
@@ -20,6 +22,7 @@
 #include "caps.h"
 #include "isd/cgroup.h"
 #include "command.h"
+#include "connect-guard.h"
 #include "init.h"
 #include "isd/proxy.h"
 #include "pty.h"
@@ -56,7 +59,8 @@ struct tier_run {
 	struct isd_landlock_plan plan;
 	struct isd_seccomp_program seccomp, sockets;
 	char **env;
-	int err_fd, go_fd; /* the child's ends */
+	struct isd_connect_guard *guard; /* netless */
+	int err_fd, go_fd, guard_fd; /* the child's ends */
 	int pty_slave;
 };
 
@@ -86,19 +90,42 @@ static _Noreturn void fail_child(const struct tier_run *t, int code)
  * caller's others stay out of reach. */
 static void close_other_fds(const struct tier_run *t)
 {
-	int keep[2] = {t->err_fd, t->pty_slave};
+	int keep[3] = {t->err_fd, t->pty_slave, t->guard_fd};
 
 	for (int fd = 3; fd < 1024; fd++)
-		if (fd != keep[0] && fd != keep[1])
+		if (fd != keep[0] && fd != keep[1] && fd != keep[2])
 			close(fd);
 	syscall(SYS_close_range, 1024U, ~0U, 0U);
 }
 
 static const char *env_get(char **env, const char *name);
 
+/* netless: the connect guard's filter, its listener sent to isd; then
+ * Landlock refuses every TCP connect of the payload's own.  Without a
+ * listener to have (an outer filter holds one: isd inside isd with
+ * --activity-log, a container runtime's seccomp agent), the relay's port
+ * rule stays, and a note says what that lacks. */
+static int install_guard(const struct tier_run *t, struct isd_landlock_plan *plan)
+{
+	int r = t->guard ? isd_connect_guard_install(t->guard, t->guard_fd) : 0;
+
+	if (t->guard_fd >= 0)
+		close(t->guard_fd);
+	if (r == -EBUSY)
+		fprintf(stderr, "isd: note: --network netless: an outer seccomp filter has the one listener a process "
+				"may have, so isd cannot do the payload's connects: Landlock holds them to the relay's "
+				"port only, on any address\n");
+	else if (r < 0)
+		return r;
+	else if (t->guard)
+		plan->connect_port = 0;
+	return 0;
+}
+
 static _Noreturn void child_main(const struct tier_run *t, pid_t parent, const sigset_t *old_mask)
 {
 	const struct isd_spec *spec = t->spec;
+	struct isd_landlock_plan plan = t->plan;
 	char go;
 	int r;
 
@@ -134,7 +161,9 @@ static _Noreturn void child_main(const struct tier_run *t, pid_t parent, const s
 	}
 	if (isd_storage_payload_limits(&spec->storage) < 0)
 		fail_child(t, ISD_EXIT_FAILURE);
-	r = isd_landlock_apply(&t->plan);
+	r = install_guard(t, &plan);
+	if (r == 0)
+		r = isd_landlock_apply(&plan);
 	if (r == 0)
 		r = isd_seccomp_install(&t->sockets);
 	if (r == 0)
@@ -576,7 +605,7 @@ static void close_copy(const struct isd_spec *spec, struct isd_session *session,
 
 int isd_sandbox_landlock_run(const struct isd_spec *spec)
 {
-	struct tier_run t = {.spec = spec, .err_fd = -1, .go_fd = -1, .pty_slave = -1, .dirs.lock_fd = -1};
+	struct tier_run t = {.spec = spec, .err_fd = -1, .go_fd = -1, .guard_fd = -1, .pty_slave = -1, .dirs.lock_fd = -1};
 	struct isd_cgroup cg;
 	struct isd_proxy *proxy = NULL;
 	struct isd_workspace_host *ws_host = NULL;
@@ -591,7 +620,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	bool forwarding = false;
 	struct isd_pty_child waited = {.pid = -1};
 	struct child_error e = {0};
-	int errp[2] = {-1, -1}, gop[2] = {-1, -1}, pty_master = -1;
+	int errp[2] = {-1, -1}, gop[2] = {-1, -1}, guardp[2] = {-1, -1}, pty_master = -1;
 	int exit_code = ISD_EXIT_FAILURE, status = 0, r;
 	bool started = false, relay_failed = false;
 	uint16_t port = 0;
@@ -604,7 +633,8 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	    (r = isd_cgroup_prepare(&spec->limits, &cg)) < 0 || (r = isd_spec_create_sources(spec)) < 0 ||
 	    (r = isd_workspace_prepare_host(spec, &ws_host)) < 0 || (r = isd_proxy_new(spec, &proxy)) < 0)
 		goto out;
-	if (spec->network == ISD_NET_NETLESS && (r = relay_listener(proxy, &port)) < 0)
+	if (spec->network == ISD_NET_NETLESS &&
+	    ((r = relay_listener(proxy, &port)) < 0 || (r = isd_connect_guard_new(port, &t.guard)) < 0))
 		goto out;
 	if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW) {
 		r = open_copy(spec, &session, &t.dirs, &since);
@@ -627,12 +657,14 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	t.env = tier_env(spec, &t.dirs, port);
 	if (spec->tty && (r = isd_pty_open(&pty_master, &t.pty_slave)) < 0)
 		goto out;
-	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0) {
+	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0 ||
+	    (t.guard && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, guardp) < 0)) {
 		r = isd_error(-errno, "creating the setup pipes");
 		goto out;
 	}
 	t.err_fd = errp[1];
 	t.go_fd = gop[0];
+	t.guard_fd = guardp[1];
 	/* What the payload leaves behind comes to isd, which kills it; and
 	 * isd itself (same uid) is not dumpable, so the payload cannot read
 	 * its memory even where Landlock would not stop it. */
@@ -659,7 +691,9 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	started = true;
 	close(errp[1]);
 	close(gop[0]);
-	errp[1] = gop[0] = -1;
+	if (guardp[1] >= 0)
+		close(guardp[1]);
+	errp[1] = gop[0] = guardp[1] = -1;
 	if (t.pty_slave >= 0) {
 		close(t.pty_slave);
 		t.pty_slave = -1;
@@ -678,6 +712,10 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	(void)!write(gop[1], "g", 1);
 	close(gop[1]);
 	gop[1] = -1;
+	if (t.guard && (r = isd_connect_guard_start(t.guard, guardp[0])) < 0) {
+		kill(pid, SIGKILL);
+		goto wait;
+	}
 	do
 		n = read(errp[0], &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
@@ -726,10 +764,11 @@ out:
 	if (have_session)
 		close_copy(spec, &session, &t.dirs, &since);
 	isd_workspace_cleanup_host(spec, ws_host);
+	isd_connect_guard_free(t.guard);
 	isd_proxy_free(proxy);
 	if (!started && r < 0)
 		isd_error_print("preparing the sandbox failed");
-	for (int *fd = (int[]){errp[0], errp[1], gop[0], gop[1], pty_master, t.pty_slave, -2}; *fd != -2; fd++)
+	for (int *fd = (int[]){errp[0], errp[1], gop[0], gop[1], guardp[0], pty_master, t.pty_slave, -2}; *fd != -2; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	remove_dirs(&t.dirs);

@@ -175,6 +175,64 @@ EOF
 	expect_contains "$out" "listen: no 13" "listen without bind"
 }
 
+# netless: Landlock's connect rule names a port, not an address, so the
+# payload's connect(2) is isd's (src/connect-guard.c): a listener on
+# 127.0.0.2 at the relay's own port (tests/network/connect-guard.py's
+# decoy) is reached by no way in (blocking, IPv6, non-blocking, TCP Fast
+# Open's connect, sendto, after an AF_UNSPEC disconnect, the address
+# rewritten or the descriptor swapped by a second process meanwhile),
+# while the relay is, blocking, non-blocking and over IPv6.  On this host,
+# not nested: Docker's default profile refuses isd pidfd_getfd (below).
+test_landlock_netless_connects_only_to_the_relay() {
+	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
+	mkdir -p "$T/www" "$T/d"
+	chmod 0777 "$T/d"
+	echo hello >"$T/www/hello.txt"
+	/usr/bin/python3 "$NETDIR/connect-guard.py" decoy "$T/d" &
+	at_teardown "kill $!"
+	(cd "$T/www" && SERVE_PORT=0 exec /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/allowed.port") &
+	at_teardown "kill $!"
+	wait_until 10 test -s "$T/allowed.port" || fail "the server did not start"
+	a=$(cat "$T/allowed.port")
+	run_isd exec --isolation landlock --network netless --allow "127.0.0.1:$a" -v "$T/d:$T/d" -- \
+		/usr/bin/python3 "$NETDIR/connect-guard.py" attack "$T/d" "$a"
+	expect_rc 0 "$err"
+	expect_not_contains "$err" "note:" "the guard is there"
+	for way in connect connect6 nonblock tfo-connect sendto after-unspec; do
+		expect_contains "$out" "refused $way 13" "$way"
+	done
+	expect_contains "$out" "race flip done"
+	expect_contains "$out" "race swap done"
+	expect_contains "$out" "reached relay-nonblock" "a non-blocking connect to the relay"
+	expect_contains "$out" "reached relay6" "the relay from an IPv6 socket"
+	expect_contains "$out" "relay: hello" "the allowed server through the relay"
+	sleep 0.5
+	[ ! -s "$T/d/decoy.log" ] || fail "the decoy at the relay's port on 127.0.0.2 was reached: $(sort "$T/d/decoy.log" | uniq -c | tr '\n' ' ')"
+}
+
+# Where a seccomp profile refuses isd pidfd_getfd (Docker's default one),
+# isd cannot do the payload's connects: the run says so in one note, and
+# the relay still works, held by Landlock's port rule.
+test_landlock_netless_without_the_guard_says_so() {
+	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
+	mkdir -p "$T/www"
+	echo hello >"$T/www/hello.txt"
+	cat >"$T/inner.sh" <<'EOF'
+cd "$T/www"
+SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/allowed.port" &
+while [ ! -s "$T/allowed.port" ]; do sleep 0.05; done
+a=$(cat "$T/allowed.port")
+"$ISD" exec --isolation landlock --network netless --allow "127.0.0.1:$a" -- /usr/bin/python3 "$NETDIR/netless-get.py" "$a" "$a" 2>&1
+kill $(jobs -p) 2>/dev/null
+exit 0
+EOF
+	in_docker_like -e NETDIR="$NETDIR"
+	expect_rc 0 "$err"
+	expect_contains "$out" "isd: note: --network netless: this host refuses isd pidfd_getfd"
+	expect_contains "$out" "Docker's default one without --cap-add SYS_PTRACE"
+	expect_contains "$out" "allowed: hello"
+}
+
 # isd doctor says which tiers the host allows, and agrees with what isd
 # exec did there: the full tier refused, the landlock tier taken by auto.
 test_doctor_agrees_with_exec() {

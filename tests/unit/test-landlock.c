@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The Landlock rule list as a pure function of the spec (src/landlock.c):
- * which mounts get write rules, which never do, and when there is none. */
+ * which mounts get write rules, which never do, and when there is none;
+ * and what the landlock tier's connect guard lets a payload connect to
+ * (src/connect-guard.c). */
 #include "check.h"
+#include "connect-guard.h"
 #include "landlock.h"
 #include "isd/spec.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 
 static const struct isd_landlock_rule *find(const struct isd_landlock_plan *p, const char *path)
@@ -24,6 +30,54 @@ static void add_mount(struct isd_spec *spec, int type, const char *dst, bool rea
 	m->destination = isd_xstrdup(dst);
 	m->readonly = readonly;
 	m->rebind = rebind;
+}
+
+/* The guard's answer to a connect of a domain socket to HOST:PORT. */
+static int guard(int domain, const char *host, uint16_t port, size_t len, struct sockaddr_storage *dst, socklen_t *dlen)
+{
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_scope_id = 7};
+	struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons(port)};
+	bool six = strchr(host, ':') != NULL;
+
+	if (six)
+		inet_pton(AF_INET6, host, &a6.sin6_addr);
+	else
+		inet_pton(AF_INET, host, &a4.sin_addr);
+	return isd_connect_guard_check(domain, six ? (void *)&a6 : (void *)&a4, len ? len : six ? sizeof(a6) : sizeof(a4),
+				       3128, dst, dlen);
+}
+
+static void test_connect_guard(void)
+{
+	struct sockaddr_storage dst;
+	struct sockaddr_in6 *d6 = (struct sockaddr_in6 *)&dst;
+	socklen_t dlen;
+	sa_family_t unspec = AF_UNSPEC;
+
+	/* the relay, from IPv4 and IPv6 sockets, in an address isd built */
+	CHECK(guard(AF_INET, "127.0.0.1", 3128, 0, &dst, &dlen) == 0 && dlen == sizeof(struct sockaddr_in) &&
+	      ((struct sockaddr_in *)&dst)->sin_addr.s_addr == htonl(INADDR_LOOPBACK));
+	CHECK(guard(AF_INET6, "::ffff:127.0.0.1", 3128, 0, &dst, &dlen) == 0 && dlen == sizeof(*d6) &&
+	      d6->sin6_scope_id == 0 && IN6_IS_ADDR_V4MAPPED(&d6->sin6_addr));
+	CHECK(guard(AF_INET6, "::ffff:127.0.0.1", 3128, 24, &dst, &dlen) == 0);
+	/* anything else: another loopback address, another port, ::1, the
+	 * relay's address in the other family's socket */
+	CHECK(guard(AF_INET, "127.0.0.2", 3128, 0, &dst, &dlen) == -EACCES);
+	CHECK(guard(AF_INET, "127.0.0.1", 3129, 0, &dst, &dlen) == -EACCES);
+	CHECK(guard(AF_INET, "0.0.0.0", 3128, 0, &dst, &dlen) == -EACCES);
+	CHECK(guard(AF_INET, "192.0.2.1", 3128, 0, &dst, &dlen) == -EACCES);
+	CHECK(guard(AF_INET6, "::1", 3128, 0, &dst, &dlen) == -EACCES);
+	CHECK(guard(AF_INET6, "::ffff:127.0.0.2", 3128, 0, &dst, &dlen) == -EACCES);
+	CHECK(guard(AF_INET6, "::127.0.0.1", 3128, 0, &dst, &dlen) == -EACCES);
+	CHECK(guard(AF_INET, "::ffff:127.0.0.1", 3128, 0, &dst, &dlen) == -EACCES);
+	CHECK(guard(AF_INET6, "127.0.0.1", 3128, 0, &dst, &dlen) == -EACCES);
+	/* lengths the kernel refuses, AF_UNSPEC's disconnect */
+	CHECK(guard(AF_INET, "127.0.0.1", 3128, 15, &dst, &dlen) == -EINVAL);
+	CHECK(guard(AF_INET6, "::ffff:127.0.0.1", 3128, 23, &dst, &dlen) == -EINVAL);
+	CHECK(guard(AF_INET, "127.0.0.1", 3128, sizeof(dst) + 1, &dst, &dlen) == -EINVAL);
+	CHECK(isd_connect_guard_check(AF_INET, &unspec, 1, 3128, &dst, &dlen) == -EINVAL);
+	CHECK(isd_connect_guard_check(AF_INET, &unspec, sizeof(unspec), 3128, &dst, &dlen) == 0 &&
+	      dst.ss_family == AF_UNSPEC && dlen == sizeof(unspec));
 }
 
 int main(void)
@@ -80,5 +134,6 @@ int main(void)
 	CHECK(!plan.enabled && strstr(plan.off_reason, "landlock=off"));
 	isd_landlock_plan_free(&plan);
 	isd_spec_free(&spec);
+	test_connect_guard();
 	return check_result();
 }

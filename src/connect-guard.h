@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The connect guard of the landlock tier's netless mode: the payload's
+ * connect(2) on an IP socket is done by isd, to the relay's address and
+ * port only (src/connect-guard.c says how and why).
+ */
+#ifndef ISD_CONNECT_GUARD_H
+#define ISD_CONNECT_GUARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct isd_connect_guard;
+
+/* Before the fork: the filter (connect notified), for a relay listening
+ * on 127.0.0.1:relay_port.  *out NULL, and a note said so, where this
+ * host does not let isd take the payload's sockets. */
+int isd_connect_guard_new(uint16_t relay_port, struct isd_connect_guard **out);
+/* In the payload's child, no_new_privs set: installs the filter and sends
+ * its listener to isd through sock.  0 or -errno (-EBUSY, said by no
+ * error: an outer filter has a listener already).  Does not allocate. */
+int isd_connect_guard_install(const struct isd_connect_guard *g, int sock);
+/* In isd: the listener from sock (none: the child ended or failed before,
+ * which is not this function's to say), whose notifications a thread of
+ * the guard's answers from then on until isd_connect_guard_free. */
+int isd_connect_guard_start(struct isd_connect_guard *g, int sock);
+void isd_connect_guard_free(struct isd_connect_guard *g);
+
+/* ---- the decision, exposed for the unit tests ---- */
+
+/* The payload's connect(2) of a socket of family domain (AF_INET or
+ * AF_INET6) to addr (len bytes, as read from the payload): -errno to
+ * refuse, or 0 with *dst (*dst_len bytes) what isd connects the socket
+ * to, built by isd, never the payload's bytes: 127.0.0.1:relay_port (an
+ * IPv6 socket: ::ffff:127.0.0.1), or AF_UNSPEC, which disconnects. */
+int isd_connect_guard_check(int domain, const void *addr, size_t len, uint16_t relay_port,
+			    struct sockaddr_storage *dst, socklen_t *dst_len);
+
+#endif
