@@ -89,10 +89,8 @@ struct isd_connect_guard {
 	pthread_t thread;
 };
 
-/* 0 when this process may take a descriptor of another: a seccomp
- * profile may refuse pidfd_getfd (Docker's default one does, but with
- * CAP_SYS_PTRACE), or the kernel predate it (Linux 5.6). */
-static int can_take_fds(void)
+/* Whether this process may take a descriptor of another at all. */
+int isd_connect_guard_possible(void)
 {
 	_cleanup_close_ int self = (int)syscall(SYS_pidfd_open, getpid(), 0), fd = -1;
 
@@ -106,16 +104,11 @@ int isd_connect_guard_new(uint16_t relay_port, struct isd_connect_guard **out)
 {
 	struct isd_connect_guard *g;
 	scmp_filter_ctx ctx;
-	int r = can_take_fds();
+	int r;
 
 	*out = NULL;
-	if (r < 0) {
-		fprintf(stderr, "isd: note: --network netless: this host refuses isd pidfd_getfd (%s%s), so isd cannot "
-				"do the payload's connects: Landlock holds them to the relay's port only, on any address\n",
-			strerror(-r), r == -EPERM ? ": a seccomp profile, e.g. Docker's default one without "
-						    "--cap-add SYS_PTRACE" : "");
+	if (isd_connect_guard_possible() < 0)
 		return 0;
-	}
 	g = isd_xcalloc(1, sizeof(*g));
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 

@@ -13,6 +13,7 @@
 #include "isd/cgroup.h"
 #include "isd/cli.h"
 #include "isolation.h"
+#include "connect-guard.h"
 #include "landlock.h"
 #include "isd/seccomp.h"
 #include "isd/syscalls.h"
@@ -406,10 +407,13 @@ static void check_tiers(struct report *r)
 		    strerror(p->proc));
 	else
 		set(full, FAIL, "%s was refused: %s", p->userns_step, strerror(p->userns));
-	if (abi >= ISD_LANDLOCK_SCOPE_ABI)
-		set(ll, OK, "Landlock ABI %d: files, TCP, signal and abstract-socket scoping", abi);
-	else if (abi >= ISD_LANDLOCK_NET_ABI)
-		set(ll, OK, "Landlock ABI %d: files and TCP; signals and abstract sockets are not scoped (ABI 6)", abi);
+	if (abi >= ISD_LANDLOCK_NET_ABI)
+		set(ll, OK, "Landlock ABI %d: files, TCP%s; netless %s", abi,
+		    abi >= ISD_LANDLOCK_SCOPE_ABI ? ", signal and abstract-socket scoping"
+						  : "; signals and abstract sockets are not scoped (ABI 6)",
+		    isd_connect_guard_possible() == 0 ? "to the relay only (isd makes the connects)"
+						      : "by the relay's port only, on any address (isd is refused "
+							"pidfd_getfd)");
 	else if (abi >= ISD_LANDLOCK_MIN_ABI)
 		set(ll, WARN, "Landlock ABI %d: files only, so --network host only (TCP rules need ABI 4)", abi);
 	else

@@ -211,8 +211,9 @@ test_landlock_netless_connects_only_to_the_relay() {
 }
 
 # Where a seccomp profile refuses isd pidfd_getfd (Docker's default one),
-# isd cannot do the payload's connects: the run says so in one note, and
-# the relay still works, held by Landlock's port rule.
+# isd cannot make the payload's connects: the run says so in one note
+# (auto's own, with auto), and the relay still works, held by Landlock's
+# port rule.
 test_landlock_netless_without_the_guard_says_so() {
 	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
 	mkdir -p "$T/www"
@@ -223,14 +224,18 @@ SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/allowed.port"
 while [ ! -s "$T/allowed.port" ]; do sleep 0.05; done
 a=$(cat "$T/allowed.port")
 "$ISD" exec --isolation landlock --network netless --allow "127.0.0.1:$a" -- /usr/bin/python3 "$NETDIR/netless-get.py" "$a" "$a" 2>&1
+"$ISD" exec --isolation auto --network netless -- true 2>&1 | sed 's/^/auto: /'
 kill $(jobs -p) 2>/dev/null
 exit 0
 EOF
 	in_docker_like -e NETDIR="$NETDIR"
 	expect_rc 0 "$err"
 	expect_contains "$out" "isd: note: --network netless: this host refuses isd pidfd_getfd"
-	expect_contains "$out" "Docker's default one without --cap-add SYS_PTRACE"
 	expect_contains "$out" "allowed: hello"
+	# auto: its one note says it
+	expect_eq "$(printf '%s\n' "$out" | grep -c '^auto: ')" 1 "auto's lines: $out"
+	expect_contains "$out" "auto: isd: note: --isolation auto: "
+	expect_contains "$out" "netless by port only (TCP to the relay's port on any address: this host refuses isd pidfd_getfd)"
 }
 
 # isd doctor says which tiers the host allows, and agrees with what isd
