@@ -572,6 +572,11 @@ static bool is_soft(const struct isd_limits *l, const struct isd_cgroup_write *w
 
 int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 {
+	return isd_cgroup_prepare_named(limits, NULL, cg);
+}
+
+int isd_cgroup_prepare_named(const struct isd_limits *limits, const char *name, struct isd_cgroup *cg)
+{
 	struct isd_cgroup_write writes[ISD_CGROUP_MAX_WRITES];
 	struct isd_cgroup_plan plan;
 	struct isd_cgroup_env env;
@@ -662,7 +667,10 @@ int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg)
 	}
 
 	isd_cgroup_gc_dir(plan.base, false, false, false);
-	snprintf(cg->name, sizeof(cg->name), "isd-%d-%08x", (int)getpid(), rnd);
+	if (name)
+		snprintf(cg->name, sizeof(cg->name), "%s", name);
+	else
+		snprintf(cg->name, sizeof(cg->name), "isd-%d-%08x", (int)getpid(), rnd);
 	cg->parent_fd = open(plan.base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cg->parent_fd < 0) {
 		r = isd_error(-errno, "opening cgroup %s", plan.base);

@@ -248,6 +248,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	struct isd_sandbox_detached d = {.start_gate_fd = -1};
 	struct rt_state st = {0};
 	struct rt_ns joined;
+	char cgroup_name[64];
 	_cleanup_free_ char *bundle = NULL;
 	_cleanup_close_ int dirfd = -1, rootfd = -1, gate = -1;
 	bool made = false;
@@ -282,6 +283,11 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 		goto out;
 	}
 	d.start_gate_fd = gate;
+	/* The engine's cgroup, or one that isd gc leaves alone: the name of
+	 * a dead isd's leftovers (isd-<pid>-...) would have it killed. */
+	snprintf(cgroup_name, sizeof(cgroup_name), "isd-runtime-%.48s", o->id);
+	d.cgroup_path = extra.cgroup_dir;
+	d.cgroup_name = cgroup_name;
 	fflush(NULL);
 	code = rt_ns_create_detached(&spec, &joined, &d);
 	if (code == ISD_EXIT_NOT_FOUND)

@@ -247,10 +247,6 @@ static void warn_functional(const struct isd_oci_extra *x, const struct isd_spec
 {
 	const char *cfg = x->config_path;
 
-	/* Every podman config has one: a warning each run would be noise. */
-	if (x->cgroups_path && rt_global.debug)
-		rt_warn("%s: linux.cgroupsPath %s: not followed; the container's cgroup is isd's own", cfg,
-			x->cgroups_path);
 	for (size_t i = 0; x->sysctl && x->sysctl[i]; i++)
 		rt_warn("%s: linux.sysctl %s: left out (isd-runtime sets no sysctls)", cfg, x->sysctl[i]);
 	if (x->domainname)
@@ -270,9 +266,8 @@ int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 {
 	/* Honoured: capabilities by isd's dropping all of them, seccomp by
 	 * use_config_seccomp(), the hooks that refuse_unsupported() lets
-	 * through, the console size at creation; linux.cgroupsPath is not
-	 * followed (isd-runtime(8)): the resources are applied to the cgroup
-	 * isd makes, so no confinement is lost; the namespaces to join by
+	 * through, the console size at creation; linux.cgroupsPath by the
+	 * sandbox's cgroup (isd_cgroup_prepare_path); the namespaces to join by
 	 * runtime-ns.c (rt_ns_plan refused what it cannot join); the rest
 	 * below. */
 	unsigned applies = ISD_OCI_APPLIES_CAPS | ISD_OCI_APPLIES_SECCOMP | ISD_OCI_APPLIES_HOOKS |

@@ -277,7 +277,10 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	r = isd_seccomp_prepare(spec->seccomp, &seccomp);
 	if (r < 0)
 		goto out;
-	r = isd_cgroup_prepare(&spec->limits, &cg);
+	if (d && d->cgroup_path)
+		r = isd_cgroup_prepare_path(&spec->limits, d->cgroup_path, &cg);
+	else
+		r = isd_cgroup_prepare_named(&spec->limits, d ? d->cgroup_name : NULL, &cg);
 	if (r < 0)
 		goto out;
 	r = isd_spec_create_sources(spec);

@@ -59,6 +59,18 @@ bool isd_limits_requested(const struct isd_limits *l);
  * why and how to fix, -EOPNOTSUPP; with --limits=best-effort a warning and
  * that limit is dropped.  Invalid values are errors in both modes. */
 int isd_cgroup_prepare(const struct isd_limits *limits, struct isd_cgroup *cg);
+/* The same, the sandbox's directory called name (a plain name, shorter
+ * than 64) instead of isd-<pid>-<rand>: a sandbox that outlives isd
+ * (isd-runtime's containers), which isd gc must not take for the
+ * leftover of a dead isd. */
+int isd_cgroup_prepare_named(const struct isd_limits *limits, const char *name, struct isd_cgroup *cg);
+/* cgroup-path.c: isd-runtime's linux.cgroupsPath, the sandbox's cgroup at
+ * path (absolute: below the cgroup2 root; relative: below the caller's
+ * cgroup), made with its missing parents, the limits' controllers enabled
+ * down the way, and the limits written (strict).  Without limits, a path
+ * that cannot be made is no error: *cg stays none (a rootless caller
+ * without delegation).  An existing, empty leaf is taken as it is. */
+int isd_cgroup_prepare_path(const struct isd_limits *limits, const char *path, struct isd_cgroup *cg);
 /* Fallback when clone3(CLONE_INTO_CGROUP) is unavailable. */
 int isd_cgroup_attach(const struct isd_cgroup *cg, pid_t pid);
 /* After the payload exited: when memory.events counts an oom_kill, print

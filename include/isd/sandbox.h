@@ -31,6 +31,11 @@ struct isd_sandbox_detached {
 	 * (it has its own), and spec->uid/gid are its ids.  The network and
 	 * pid namespaces follow spec->network and spec->pid_host.  0: none. */
 	unsigned long shared_ns;
+	/* In: the sandbox's cgroup (isd-runtime's linux.cgroupsPath, as
+	 * isd_cgroup_prepare_path() takes it), else, with cgroup_name, isd's
+	 * placement under that name instead of isd-<pid>-<rand> (which isd gc
+	 * would take for a dead isd's).  NULL: isd's placement and name. */
+	const char *cgroup_path, *cgroup_name;
 	/* Out */
 	pid_t init_pid;   /* the sandbox's pid 1, as the caller sees it */
 	int pty_master;   /* spec->tty: the pty's master, else -1 (the caller's to close) */

@@ -546,3 +546,72 @@ c['linux']['namespaces'].append({'type': 'mount', 'path': '/proc/$holder/ns/mnt'
 		expect_create_fails "$T/b4" w4 "a joined user namespace that maps uid 0 to the host's root" "host's root"
 	fi
 }
+
+# The cgroup2 mount point ("" when none).
+cg2_mount() {
+	awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo
+}
+
+# linux.cgroupsPath is the container's cgroup, in cgroupfs syntax and
+# with --systemd-cgroup in systemd's, made with its parents; isd gc leaves
+# it alone, delete removes it.
+test_cgroups_path() {
+	at_teardown cleanup_containers
+	mnt=$(cg2_mount)
+	[ -n "$mnt" ] || skip "no cgroup2 hierarchy"
+	top="isd-rt-test-$$"
+	if ! mkdir "$mnt/$top" 2>/dev/null; then
+		# no delegation (rootless here): without limits the container
+		# runs in the caller's cgroup, as with runc
+		make_bundle "$T/b0" "c['linux']['cgroupsPath'] = '/$top/c0'"
+		rt run --bundle "$T/b0" c0
+		expect_rc 0 "run with a cgroupsPath that cannot be made, no limits (stderr: $err)"
+		return
+	fi
+	rmdir "$mnt/$top"
+	sl="isdrt$$" # systemd's slice names nest at each dash
+	at_teardown "rmdir '$mnt/$top/sub' '$mnt/$top' '$mnt/$sl.slice/$sl-t.slice' '$mnt/$sl.slice' 2>/dev/null"
+	make_bundle "$T/b" "c['linux']['cgroupsPath'] = '/$top/sub/c1'
+c['process']['args'] = ['sleep', '600']"
+	rt create --bundle "$T/b" c1
+	expect_rc 0 "create with cgroupsPath /$top/sub/c1 (stderr: $err)"
+	pid=$(cat "$T/state/c1/state.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+	expect_eq "$(sed -n 's/^0:://p' /proc/"$pid"/cgroup)" "/$top/sub/c1" "init's cgroup"
+	"$ISD" gc >/dev/null 2>&1
+	[ -d "/proc/$pid" ] || fail "isd gc killed the container"
+	rt delete --force c1
+	expect_rc 0 "delete --force"
+	[ ! -e "$mnt/$top/sub/c1" ] || fail "delete left the cgroup $mnt/$top/sub/c1"
+	make_bundle "$T/b2" "c['linux']['cgroupsPath'] = '$sl-t.slice:isdt:c2'
+c['process']['args'] = ['sleep', '600']"
+	"$ISD_RUNTIME" --root "$T/state" --systemd-cgroup create --bundle "$T/b2" c2 >"$T/out" 2>"$T/err" </dev/null
+	expect_eq "$?" 0 "create --systemd-cgroup (stderr: $(cat "$T/err"))"
+	pid=$(cat "$T/state/c2/state.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+	expect_eq "$(sed -n 's/^0:://p' /proc/"$pid"/cgroup)" "/$sl.slice/$sl-t.slice/isdt-c2.scope" "init's cgroup"
+	rt delete --force c2
+	expect_rc 0 "delete --force"
+	[ ! -e "$mnt/$sl.slice/$sl-t.slice/isdt-c2.scope" ] || fail "delete left the scope's cgroup"
+}
+
+# Without cgroupsPath, a container with limits gets a cgroup of isd's
+# placement whose name isd gc does not take for a dead isd's leftovers
+# (it carried isd-runtime create's pid, and gc killed the container).
+test_cgroup_not_gc() {
+	at_teardown cleanup_containers
+	mnt=$(cg2_mount)
+	case " $(cat "$mnt/cgroup.controllers" 2>/dev/null) " in
+	*" pids "*) ;;
+	*) skip "no pids controller in cgroup v2 here (tests/uml/run.sh has one)" ;;
+	esac
+	make_bundle "$T/b" "c['linux']['resources'] = {'pids': {'limit': 100}}
+c['process']['args'] = ['sleep', '600']"
+	rt create --bundle "$T/b" g1
+	[ "$rc" -eq 0 ] || skip "no delegated cgroup for limits here: $err"
+	pid=$(cat "$T/state/g1/state.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+	expect_contains "$(cat /proc/"$pid"/cgroup)" "/isd-runtime-g1" "the container's cgroup is named for it"
+	"$ISD" gc >/dev/null 2>&1
+	sleep 0.5
+	[ -d "/proc/$pid" ] && ! pid_gone "$pid" || fail "isd gc killed the container"
+	rt delete --force g1
+	expect_rc 0 "delete --force"
+}
