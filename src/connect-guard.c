@@ -8,7 +8,9 @@
  * that isd answers:
  *
  * - isd takes the socket itself (pidfd_getfd), so what it checks is the
- *   socket the payload named, whatever the payload's fd table becomes;
+ *   socket the payload named, whatever the payload's fd table becomes
+ *   (where a seccomp profile refuses isd pidfd_getfd, a socket of isd's
+ *   takes its place: answer_replaced);
  * - an IP socket's address is read once, checked, and isd connects the
  *   socket with an address it built itself (never CONTINUE on a check of
  *   the payload's memory, which another thread rewrites at will), then
@@ -54,6 +56,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <seccomp.h>
@@ -83,13 +86,15 @@ struct isd_connect_guard {
 	struct sock_filter *filter;
 	unsigned short len;
 	uint16_t port;
+	bool take_fds; /* pidfd_getfd works */
 	int listener;
 	int stop_pipe[2];
 	bool thread_started;
 	pthread_t thread;
 };
 
-/* Whether this process may take a descriptor of another at all. */
+/* Whether this process may take a descriptor of another at all: without,
+ * answer_replaced. */
 int isd_connect_guard_possible(void)
 {
 	_cleanup_close_ int self = (int)syscall(SYS_pidfd_open, getpid(), 0), fd = -1;
@@ -102,16 +107,11 @@ int isd_connect_guard_possible(void)
 
 int isd_connect_guard_new(uint16_t relay_port, struct isd_connect_guard **out)
 {
-	struct isd_connect_guard *g;
-	scmp_filter_ctx ctx;
+	struct isd_connect_guard *g = isd_xcalloc(1, sizeof(*g));
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int r;
 
-	*out = NULL;
-	if (isd_connect_guard_possible() < 0)
-		return 0;
-	g = isd_xcalloc(1, sizeof(*g));
-	ctx = seccomp_init(SCMP_ACT_ALLOW);
-
+	g->take_fds = isd_connect_guard_possible() == 0;
 	g->port = relay_port;
 	g->listener = g->stop_pipe[0] = g->stop_pipe[1] = -1;
 	if (!ctx) {
@@ -229,13 +229,31 @@ static int open_caller(const struct seccomp_notif *req)
 	return tgid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)tgid, 0) : -1;
 }
 
-/* 0 or -errno to answer, or PASS. */
-static int answer_connect(const struct isd_connect_guard *g, const struct seccomp_notif *req)
+/* The call's address, read once into buf: its length, or -errno. */
+static int read_address(const struct isd_connect_guard *g, const struct seccomp_notif *req, unsigned char *buf)
+{
+	int len = (int)req->data.args[2];
+
+	if (len < 0 || (size_t)len > sizeof(struct sockaddr_storage))
+		return -EINVAL;
+	if (len > 0) {
+		struct iovec local = {.iov_base = buf, .iov_len = (size_t)len};
+		struct iovec remote = {.iov_base = (void *)(uintptr_t)req->data.args[1], .iov_len = (size_t)len};
+
+		if (process_vm_readv((pid_t)req->pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+			return errno == EPERM ? REFUSED : -EFAULT;
+	}
+	/* what was read was the caller's, alive since */
+	return still_valid(g, req) ? len : REFUSED;
+}
+
+/* With pidfd_getfd: the payload's own socket, connected by isd. */
+static int answer_taken(const struct isd_connect_guard *g, const struct seccomp_notif *req)
 {
 	_cleanup_close_ int pidfd = -1, sock = -1;
 	struct sockaddr_storage dst;
 	unsigned char buf[sizeof(struct sockaddr_storage)];
-	int len = (int)req->data.args[2], domain = 0, r;
+	int domain = 0, len, r;
 	socklen_t dst_len = 0, dlen = sizeof(domain);
 	struct stat st;
 
@@ -249,22 +267,81 @@ static int answer_connect(const struct isd_connect_guard *g, const struct seccom
 	if (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode) ||
 	    getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) < 0 || (domain != AF_INET && domain != AF_INET6))
 		return PASS;
-	if (len < 0 || (size_t)len > sizeof(buf))
-		return -EINVAL;
-	if (len > 0) {
-		struct iovec local = {.iov_base = buf, .iov_len = (size_t)len};
-		struct iovec remote = {.iov_base = (void *)(uintptr_t)req->data.args[1], .iov_len = (size_t)len};
-
-		if (process_vm_readv((pid_t)req->pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
-			return errno == EPERM ? REFUSED : -EFAULT;
-	}
-	/* what was read was the caller's, alive since */
-	if (!still_valid(g, req))
-		return REFUSED;
+	if ((len = read_address(g, req, buf)) < 0)
+		return len;
 	r = isd_connect_guard_check(domain, buf, (size_t)len, g->port, &dst, &dst_len);
 	if (r < 0)
 		return r;
 	return connect(sock, (struct sockaddr *)&dst, dst_len) < 0 ? -errno : 0;
+}
+
+/* The file status flags of the caller's descriptor fd, or -errno. */
+static int fd_flags(const struct seccomp_notif *req, int fd)
+{
+	char path[64], text[256];
+	_cleanup_close_ int f = -1;
+	unsigned flags;
+	ssize_t n;
+	char *at;
+
+	snprintf(path, sizeof(path), "/proc/%u/fdinfo/%d", req->pid, fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return errno == ENOENT ? -EBADF : REFUSED;
+	n = read(f, text, sizeof(text) - 1);
+	if (n <= 0)
+		return REFUSED;
+	text[n] = '\0';
+	at = strstr(text, "flags:");
+	return at && sscanf(at + 6, "%o", &flags) == 1 ? (int)(flags & 07777777) : REFUSED;
+}
+
+/* Without pidfd_getfd (Docker's default profile refuses it): what the
+ * address says, never the socket.  No IP address: the kernel's connect,
+ * in the payload's Landlock domain, which refuses every TCP connect (an
+ * address rewritten meanwhile gains nothing).  The relay's: a socket isd
+ * makes and connects takes the descriptor's place (SECCOMP_ADDFD_FLAG_
+ * SETFD, as dup2 does), non-blocking and close-on-exec as the one it
+ * replaces.  What the payload set on its own socket (TCP_NODELAY,
+ * buffers) is lost: isd's has TCP_NODELAY, as a loopback's may. */
+static int answer_replaced(const struct isd_connect_guard *g, const struct seccomp_notif *req)
+{
+	unsigned char buf[sizeof(struct sockaddr_storage)];
+	struct sockaddr_storage dst;
+	socklen_t dst_len = 0;
+	sa_family_t family;
+	int fd = (int)req->data.args[0], len = read_address(g, req, buf), flags, one = 1, r;
+	_cleanup_close_ int sock = -1;
+	struct seccomp_notif_addfd add = {.id = req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .newfd = (uint32_t)fd};
+
+	if (len < 0)
+		return len;
+	if ((size_t)len < sizeof(family))
+		return PASS;
+	memcpy(&family, buf, sizeof(family));
+	if (family != AF_INET && family != AF_INET6)
+		return PASS;
+	if ((r = isd_connect_guard_check(family, buf, (size_t)len, g->port, &dst, &dst_len)) < 0)
+		return r;
+	if (fd < 0 || (flags = fd_flags(req, fd)) < 0)
+		return fd < 0 ? -EBADF : flags;
+	sock = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return -errno;
+	(void)setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(sock, (struct sockaddr *)&dst, dst_len) < 0)
+		return -errno;
+	if ((flags & O_NONBLOCK) && fcntl(sock, F_SETFL, O_NONBLOCK) < 0)
+		return -errno;
+	add.srcfd = (uint32_t)sock;
+	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
+	return ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
+}
+
+/* 0 or -errno to answer, or PASS. */
+static int answer_connect(const struct isd_connect_guard *g, const struct seccomp_notif *req)
+{
+	return g->take_fds ? answer_taken(g, req) : answer_replaced(g, req);
 }
 
 static void handle_one(const struct isd_connect_guard *g)

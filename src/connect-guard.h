@@ -15,11 +15,11 @@ struct isd_connect_guard;
 
 /* 0 when isd can take the payload's sockets here, or -errno: a seccomp
  * profile refuses isd pidfd_getfd (-EPERM: Docker's default one does, but
- * with CAP_SYS_PTRACE), or the kernel predates it (Linux 5.6). */
+ * with CAP_SYS_PTRACE), or the kernel predates it (Linux 5.6).  Without,
+ * a socket of isd's replaces the payload's at its connect. */
 int isd_connect_guard_possible(void);
 /* Before the fork: the filter (connect notified), for a relay listening
- * on 127.0.0.1:relay_port; *out NULL where isd_connect_guard_possible
- * says no (the caller says what that lacks). */
+ * on 127.0.0.1:relay_port. */
 int isd_connect_guard_new(uint16_t relay_port, struct isd_connect_guard **out);
 /* In the payload's child, no_new_privs set: installs the filter and sends
  * its listener to isd through sock.  0 or -errno (-EBUSY, said by no

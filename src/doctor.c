@@ -411,9 +411,9 @@ static void check_tiers(struct report *r)
 		set(ll, OK, "Landlock ABI %d: files, TCP%s; netless %s", abi,
 		    abi >= ISD_LANDLOCK_SCOPE_ABI ? ", signal and abstract-socket scoping"
 						  : "; signals and abstract sockets are not scoped (ABI 6)",
-		    isd_connect_guard_possible() == 0 ? "to the relay only (isd makes the connects)"
-						      : "by the relay's port only, on any address (isd is refused "
-							"pidfd_getfd)");
+		    isd_connect_guard_possible() == 0 ? "to the relay only (isd connects the payload's sockets)"
+						      : "to the relay only (isd is refused pidfd_getfd: a socket of "
+							"its own replaces the payload's, whose options are lost)");
 	else if (abi >= ISD_LANDLOCK_MIN_ABI)
 		set(ll, WARN, "Landlock ABI %d: files only, so --network host only (TCP rules need ABI 4)", abi);
 	else

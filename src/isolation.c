@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include "isolation.h"
-#include "connect-guard.h"
 #include "landlock.h"
 #include "mount-fs.h"
 #include "sandbox-landlock.h"
@@ -187,21 +186,13 @@ bool isd_isolation_full_works_for(const struct isd_spec *spec, const struct isd_
 	return isd_isolation_full_works(p, spec->pid_host) && !root_clones_refused(spec, p);
 }
 
-#define LANDLOCK_LACKS                                                                                  \
-	"every namespace: this system's own files (read-only, $HOME hidden) instead of an image, "    \
-	"a private TMPDIR but no private /tmp, the container's processes and SysV IPC visible "       \
-	"(Landlock scopes ptrace, signals and abstract sockets), the cow workspace a copy at another " \
-	"path, and "
-
 const char *isd_isolation_landlock_lacks(const struct isd_spec *spec)
 {
 	(void)spec;
-	/* isd makes netless's connects where it can take the payload's
-	 * sockets (src/connect-guard.c); else Landlock's port rule holds. */
-	if (isd_connect_guard_possible() == 0)
-		return LANDLOCK_LACKS "--network netless's DNS stub (TCP to the relay only)";
-	return LANDLOCK_LACKS "--network netless by port only (TCP to the relay's port on any address: this host "
-			      "refuses isd pidfd_getfd), no DNS stub";
+	return "every namespace: this system's own files (read-only, $HOME hidden) instead of an image, "
+	       "a private TMPDIR but no private /tmp, the container's processes and SysV IPC visible "
+	       "(Landlock scopes ptrace, signals and abstract sockets), the cow workspace a copy at another path, "
+	       "and --network netless's DNS stub (its TCP goes to the relay only, isd making the connects)";
 }
 
 void isd_isolation_refusal(const struct isd_spec *spec, const struct isd_isolation_probe *p, char *buf, size_t len)

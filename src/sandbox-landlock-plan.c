@@ -500,9 +500,9 @@ json_object *isd_sandbox_landlock_json(const struct isd_spec *spec)
 		break;
 	case ISD_NET_NETLESS:
 		net = "TCP: bind and connect refused by Landlock; connect(2) to 127.0.0.1 at the relay's port only, "
-		      "done by isd (a seccomp notification), everything else EACCES (where the host's seccomp "
-		      "refuses isd pidfd_getfd, as Docker's default profile does: Landlock's rule for the relay's "
-		      "port, on any address, and a note); "
+		      "done by isd (a seccomp notification), everything else EACCES (where an outer seccomp "
+		      "filter holds the one listener: Landlock's rule for the relay's port, on any address, and a "
+		      "note); "
 		      "sockets: AF_UNIX, and AF_INET/AF_INET6 as TCP only (no UDP, hence no DNS); no listen(2), "
 		      "whose automatic bind Landlock does not rule";
 		break;

@@ -24,7 +24,6 @@
 #include "command.h"
 #include "connect-guard.h"
 #include "init.h"
-#include "isolation.h"
 #include "isd/proxy.h"
 #include "pty.h"
 #include "sandbox-landlock.h"
@@ -637,11 +636,6 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	if (spec->network == ISD_NET_NETLESS &&
 	    ((r = relay_listener(proxy, &port)) < 0 || (r = isd_connect_guard_new(port, &t.guard)) < 0))
 		goto out;
-	/* auto's note says it already (isd_isolation_landlock_lacks) */
-	if (spec->network == ISD_NET_NETLESS && !t.guard && spec->isolation != ISD_ISOLATION_AUTO)
-		fprintf(stderr, "isd: note: --network netless: this host refuses isd pidfd_getfd (%s), so isd cannot "
-				"make the payload's connects: Landlock holds them to the relay's port only, on any "
-				"address\n", strerror(-isd_connect_guard_possible()));
 	if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW) {
 		r = open_copy(spec, &session, &t.dirs, &since);
 		have_session = session.dir != NULL;

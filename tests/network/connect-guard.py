@@ -151,17 +151,18 @@ def attack(d, allowed):
             os.waitpid(pid, 0)
         print("race", name, "done")
 
-    def flip_address():
+    def flip_address(name, good):
         # the address rewritten between isd's read and the kernel's (a
-        # guard that checked and let the kernel go on loses)
+        # guard that checked and let the kernel go on loses): from the
+        # relay's, or from a unix one, which the kernel may be let to do
         m = mmap.mmap(-1, 16, mmap.MAP_SHARED)
-        good, bad = sockaddr_in("127.0.0.1"), sockaddr_in(DECOY)
+        bad = sockaddr_in(DECOY)
 
         def loop():
             m[0:16] = bad
             m[0:16] = good
         addr = ctypes.c_char.from_buffer(m)
-        race("flip", False, socket.socket, loop, ctypes.byref(addr), lambda s: s.fileno())
+        race(name, False, socket.socket, loop, ctypes.byref(addr), lambda s: s.fileno())
 
     def swap_socket():
         # the descriptor swapped between a unix socket (which the guard
@@ -184,7 +185,8 @@ def attack(d, allowed):
     t("sendto", sendto)
     t("sendto-plain", sendto_plain)
     t("after-unspec", disconnect_then)
-    flip_address()
+    flip_address("flip", sockaddr_in("127.0.0.1"))
+    flip_address("flip-family", socket.AF_UNIX.to_bytes(2, sys.byteorder) + b"/nonexistent\0\0")
     swap_socket()
     # what must keep working: the relay, blocking, non-blocking, IPv6
     t("relay-nonblock", lambda: nonblocking("127.0.0.1", b""))
