@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "workspace.h"
 #include "workspace-git.h"
+#include "workspace-mask.h"
 #include "git-config.h"
 #include "mount-fs.h"
 #include "isd/fsutil.h"
@@ -12,21 +13,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-
-/* One mount per masked path: a pattern that matches half the tree is a
- * mistake, and the kernel's mount limit would end the sandbox anyway. */
-#define MAX_MASKED 4096
-/* Deeper trees are not projects; the bound keeps the walk's fds finite. */
-#define MAX_DEPTH 128
 
 static const char *const mode_names[] = {
 	[ISD_WORKSPACE_RW] = "rw",
@@ -63,89 +55,6 @@ int isd_workspace_parse(const char *arg, const char *cwd, char **path, enum isd_
 	else
 		*path = isd_xasprintf("%s/%s", cwd, dir);
 	return 0;
-}
-
-/* A --mask pattern, taken apart once: the walk matches every name in the
- * tree against every pattern, and most patterns (".env", "*.pem") need no
- * fnmatch at all. */
-struct mask_pattern {
-	char *text;    /* without a trailing "/" and leading any-depth "**<slash>" */
-	bool dir_only; /* it ended in "/" */
-	bool anchored; /* it has a "/": matched against the path from the root */
-	enum { MATCH_EXACT, MATCH_SUFFIX, MATCH_PREFIX, MATCH_GLOB } kind;
-	size_t len;
-};
-
-static bool is_literal(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strchr("*?[\\", s[i]))
-			return false;
-	return true;
-}
-
-static void compile_mask(const char *pattern, struct mask_pattern *m)
-{
-	char *t = isd_xstrdup(pattern);
-	size_t n = strlen(t);
-
-	*m = (struct mask_pattern){0};
-	if (n && t[n - 1] == '/') {
-		m->dir_only = true;
-		t[--n] = '\0';
-	}
-	/* "**<slash>x" is git's spelling of "x at any depth". */
-	while (!strncmp(t, "**/", 3)) {
-		memmove(t, t + 3, n - 2);
-		n -= 3;
-	}
-	m->anchored = strchr(t, '/') != NULL;
-	if (t[0] == '/')
-		memmove(t, t + 1, n--);
-	m->text = t;
-	m->len = n;
-	m->kind = MATCH_GLOB;
-	if (m->anchored)
-		return;
-	if (is_literal(t, n))
-		m->kind = MATCH_EXACT;
-	else if (n > 1 && t[0] == '*' && is_literal(t + 1, n - 1))
-		m->kind = MATCH_SUFFIX;
-	else if (n > 1 && t[n - 1] == '*' && is_literal(t, n - 1))
-		m->kind = MATCH_PREFIX;
-}
-
-static bool match_mask(const struct mask_pattern *m, const char *relpath, const char *name, bool is_dir)
-{
-	size_t n;
-
-	if (m->dir_only && !is_dir)
-		return false;
-	if (m->anchored)
-		return fnmatch(m->text, relpath, FNM_PATHNAME) == 0;
-	switch (m->kind) {
-	case MATCH_EXACT:
-		return !strcmp(name, m->text);
-	case MATCH_SUFFIX:
-		n = strlen(name);
-		return n >= m->len - 1 && !memcmp(name + n - (m->len - 1), m->text + 1, m->len - 1);
-	case MATCH_PREFIX:
-		return !strncmp(name, m->text, m->len - 1);
-	default:
-		return fnmatch(m->text, name, 0) == 0;
-	}
-}
-
-bool isd_workspace_mask_matches(const char *pattern, const char *relpath, bool is_dir)
-{
-	struct mask_pattern m;
-	const char *base = strrchr(relpath, '/');
-	bool r;
-
-	compile_mask(pattern, &m);
-	r = match_mask(&m, relpath, base ? base + 1 : relpath, is_dir);
-	free(m.text);
-	return r;
 }
 
 /* The caller's home as the kernel would resolve it, also when it does not
@@ -244,234 +153,6 @@ int isd_workspace_to_mount(struct isd_spec *spec, const char *caller_home, struc
 	spec->workdir = isd_xstrdup(m.destination);
 	*out = m;
 	return 1;
-}
-
-/* The walk is the kernel's work, one directory read at a time, and a
- * project has thousands of directories: a few threads share a queue of
- * them.  Workers take the lock once per directory, never per entry, and
- * never record errors themselves (the error message is per thread, and
- * only the main thread reports one). */
-#define WALK_THREADS_MAX 4
-
-struct walk_dir {
-	char *path; /* from the root, "" for the root itself */
-	unsigned depth;
-};
-
-struct mask_walk {
-	struct mask_pattern *masks, *unmasks;
-	size_t n_masks, n_unmasks;
-	int root_fd;
-	pthread_mutex_t lock;
-	pthread_cond_t changed;
-	struct walk_dir *queue;
-	size_t n_queue, cap_queue;
-	unsigned busy; /* workers reading a directory */
-	bool done;
-	bool too_many; /* more than MAX_MASKED matches */
-	char **found;
-	size_t n_found;
-};
-
-static bool matches_any(const struct mask_pattern *p, size_t n, const char *rel, const char *name, bool is_dir)
-{
-	for (size_t i = 0; i < n; i++)
-		if (match_mask(&p[i], rel, name, is_dir))
-			return true;
-	return false;
-}
-
-/* Called with the lock held. */
-static void queue_push(struct mask_walk *w, char *path, unsigned depth)
-{
-	if (w->n_queue == w->cap_queue) {
-		w->cap_queue = w->cap_queue ? 2 * w->cap_queue : 64;
-		w->queue = isd_xrealloc(w->queue, w->cap_queue * sizeof(*w->queue));
-	}
-	w->queue[w->n_queue++] = (struct walk_dir){path, depth};
-}
-
-/* getdents64's record (the kernel's struct linux_dirent64). */
-struct walk_dirent {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
-/* One directory: its matches and its subdirectories, handed over at once.
- * getdents' d_type avoids a stat per entry; getdents64 itself, with a
- * buffer that holds a usual directory whole, saves the fstat and two
- * fcntl of each opendir (three syscalls a directory, 15 000 on a
- * 5 000-directory project).  A directory that cannot be opened
- * (permissions, gone meanwhile) has nothing to mask that the sandbox
- * could read either. */
-static void read_dir(struct mask_walk *w, const struct walk_dir *dir)
-{
-	char path[PATH_MAX];
-	static _Thread_local char buf[64 << 10] __attribute__((aligned(8)));
-	size_t rel_len = strlen(dir->path);
-	char **found = NULL, **subdirs = NULL;
-	size_t n_found = 0;
-	long n;
-	int fd;
-
-	fd = isd_openat2(w->root_fd, rel_len ? dir->path : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-	if (fd < 0)
-		return;
-	memcpy(path, dir->path, rel_len + 1);
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < n;) {
-			struct walk_dirent *e = (struct walk_dirent *)(buf + off);
-			size_t name_len = strlen(e->d_name), len = rel_len;
-			unsigned char type = e->d_type;
-			bool is_dir, dirlike;
-
-			off += e->d_reclen;
-
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			if (rel_len + name_len + 3 > sizeof(path))
-				continue;
-			if (type == DT_UNKNOWN) {
-				struct stat st;
-				if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-					continue;
-				type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
-			}
-			is_dir = type == DT_DIR;
-			/* A link matches as what it names: the mount covers its target. */
-			dirlike = is_dir || type == DT_LNK;
-			if (len)
-				path[len++] = '/';
-			memcpy(path + len, e->d_name, name_len + 1);
-			if (matches_any(w->masks, w->n_masks, path, e->d_name, dirlike) &&
-			    !matches_any(w->unmasks, w->n_unmasks, path, e->d_name, dirlike)) {
-				isd_strv_push(&found, is_dir ? isd_xasprintf("%s/", path) : isd_xstrdup(path));
-				n_found++;
-			} else if (is_dir && !(dir->depth == 0 && !strcmp(e->d_name, ".git")) && dir->depth < MAX_DEPTH) {
-				/* The git metadata has its own protection, and its
-				 * object store is the largest tree in most projects. */
-				isd_strv_push(&subdirs, isd_xstrdup(path));
-			}
-			path[rel_len] = '\0';
-		}
-	}
-	close(fd);
-
-	pthread_mutex_lock(&w->lock);
-	if (w->n_found + n_found > MAX_MASKED) {
-		w->too_many = true;
-		w->done = true;
-	}
-	for (size_t i = 0; found && found[i] && !w->too_many; i++) {
-		isd_strv_push(&w->found, isd_steal_ptr(found[i]));
-		w->n_found++;
-	}
-	for (size_t i = 0; subdirs && subdirs[i] && !w->done; i++)
-		queue_push(w, isd_steal_ptr(subdirs[i]), dir->depth + 1);
-	pthread_cond_broadcast(&w->changed);
-	pthread_mutex_unlock(&w->lock);
-	isd_strv_free(found);
-	isd_strv_free(subdirs);
-}
-
-static void *walker(void *arg)
-{
-	struct mask_walk *w = arg;
-
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		struct walk_dir dir;
-
-		while (!w->n_queue && !w->done)
-			pthread_cond_wait(&w->changed, &w->lock);
-		if (w->done)
-			break;
-		dir = w->queue[--w->n_queue];
-		w->busy++;
-		pthread_mutex_unlock(&w->lock);
-		read_dir(w, &dir);
-		free(dir.path);
-		pthread_mutex_lock(&w->lock);
-		w->busy--;
-		if (!w->n_queue && !w->busy) {
-			w->done = true;
-			pthread_cond_broadcast(&w->changed);
-		}
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
-
-static int compare_strings(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static struct mask_pattern *compile_all(char *const *patterns, size_t *n)
-{
-	struct mask_pattern *p;
-
-	*n = isd_strv_len(patterns);
-	p = isd_xcalloc(*n ? *n : 1, sizeof(*p));
-	for (size_t i = 0; i < *n; i++)
-		compile_mask(patterns[i], &p[i]);
-	return p;
-}
-
-static void free_all(struct mask_pattern *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(p[i].text);
-	free(p);
-}
-
-static int resolve_masks(struct isd_workspace *ws)
-{
-	struct mask_walk w = {.root_fd = -1};
-	pthread_t threads[WALK_THREADS_MAX - 1];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned n_threads = cpus > 1 ? (unsigned)(cpus < WALK_THREADS_MAX ? cpus : WALK_THREADS_MAX) : 1;
-	unsigned started = 0;
-
-	if (!ws->masks)
-		return 0;
-	w.root_fd = open(ws->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (w.root_fd < 0)
-		return isd_error(-errno, "opening the workspace %s to apply the masks", ws->path);
-	w.masks = compile_all(ws->masks, &w.n_masks);
-	w.unmasks = compile_all(ws->unmasks, &w.n_unmasks);
-	pthread_mutex_init(&w.lock, NULL);
-	pthread_cond_init(&w.changed, NULL);
-	queue_push(&w, isd_xstrdup(""), 0);
-	for (; started < n_threads - 1; started++)
-		if (pthread_create(&threads[started], NULL, walker, &w) != 0)
-			break;
-	walker(&w);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	pthread_cond_destroy(&w.changed);
-	pthread_mutex_destroy(&w.lock);
-
-	while (w.n_queue)
-		free(w.queue[--w.n_queue].path);
-	free(w.queue);
-	free_all(w.masks, w.n_masks);
-	free_all(w.unmasks, w.n_unmasks);
-	close(w.root_fd);
-	if (w.too_many) {
-		isd_strv_free(w.found);
-		return isd_error(0, "masking files in %s: more than %d paths match the --mask patterns; "
-				    "narrow them or add --unmask", ws->path, MAX_MASKED);
-	}
-	/* Threads finish in any order; the spec shows a stable list. */
-	if (w.found)
-		qsort(w.found, w.n_found, sizeof(char *), compare_strings);
-	ws->masked = w.found;
-	return 0;
 }
 
 static bool is_reg_at(int dir, const char *path)
@@ -790,7 +471,7 @@ int isd_workspace_resolve(struct isd_spec *spec)
 					 ws->masks[0]);
 		return 0;
 	}
-	r = resolve_masks(ws);
+	r = isd_workspace_resolve_masks(ws);
 	if (r < 0)
 		return r;
 	resolve_git(ws);

@@ -16,7 +16,7 @@ make_project() {
 	printf '#!/bin/sh\necho hi\n' >"$P/run.sh"
 	chmod 755 "$P/run.sh"
 	ln -s notes.txt "$P/link"
-	export XDG_STATE_HOME=$T/state
+	export XDG_STATE_HOME=$T/state XDG_CACHE_HOME=$T/cache
 }
 
 # Everything a change could alter: paths, types, modes, link targets and
@@ -520,4 +520,166 @@ test_git_hookspath_protected() {
 	[ ! -e "$P/.husky/_/pre-commit" ] || fail "the hook reached the host"
 	git -C "$P" -c user.name=u -c user.email=u@u commit -q --allow-empty -m probe
 	[ ! -e "$T/pwned" ] || fail "git commit on the host ran the agent's hook"
+}
+
+# $m: the masked paths of a --print-spec run with the patterns of
+# test_masks_hide_secrets plus id_rsa*, each in brackets, sorted.
+masked_now() {
+	run_isd exec --print-spec --profile none --workspace "$P:cow" --mask .env --mask '.env.*' --mask '*.pem' \
+		--mask .aws/ --mask 'id_rsa*' -- true
+	expect_rc 0 "--print-spec with masks"
+	m=$(printf '%s' "$out" | python3 -c '
+import json, sys
+print(" ".join("[%s]" % p for p in sorted(json.load(sys.stdin)["workspace"]["masked"])))')
+}
+
+# The record: in the runtime directory when there is one of the caller's
+# (some tests make one), else in the cache directory.
+mask_dir() {
+	echo "${XDG_RUNTIME_DIR:-$XDG_CACHE_HOME}/isd/masks"
+}
+
+mask_record() {
+	ls "$(mask_dir)"/*.masks 2>/dev/null
+}
+
+# A tree whose directories the walk may reuse: its times older than the
+# racy window (a directory changed in the last two seconds is read again).
+settled_project() {
+	make_project
+	unset XDG_RUNTIME_DIR
+	if [ "${1:-}" = run ]; then
+		mkdir -m 0700 "$T/run"
+		export XDG_RUNTIME_DIR=$T/run
+	fi
+	sleep 2.2
+	masked_now
+	first=$m
+	[ -n "$(mask_record)" ] || fail "the walk left no record in $(mask_dir)"
+}
+
+# The walk's record of a project is reused only for directories that stat
+# as they did: a secret added to an existing directory, a new directory,
+# a rename into a masked name, a renamed directory are all seen at once.
+test_mask_record_sees_changes() {
+	settled_project run
+	ino=$(stat -c %i "$(mask_record)")
+	masked_now
+	expect_eq "$m" "$first" "an unchanged tree, from the record"
+	expect_eq "$(stat -c %i "$(mask_record)")" "$ino" "an unchanged tree leaves the record as it is"
+	echo s >"$P/sub/deep/.env"
+	masked_now
+	expect_contains "$m" "[sub/deep/.env]" "a secret added to an existing directory"
+	mkdir -p "$P/new/deeper"
+	echo k >"$P/new/deeper/id_rsa"
+	masked_now
+	expect_contains "$m" "[new/deeper/id_rsa]" "a secret in a new directory"
+	mv "$P/config/prod.env" "$P/config/.env.prod"
+	masked_now
+	expect_contains "$m" "[config/.env.prod]" "a file renamed into a masked name"
+	mv "$P/sub" "$P/moved"
+	masked_now
+	expect_contains "$m" "[moved/.env.local]" "a renamed directory"
+	expect_not_contains "$m" "[sub/.env.local]" "a renamed directory"
+	rm "$P/link"
+	ln -s certs "$P/link.pem"
+	masked_now
+	expect_contains "$m" "[link.pem]" "a link made in place of another"
+}
+
+# A payload of a rw workspace writes a secret and sets its directory's
+# mtime back: the ctime, which user space cannot set, still differs.
+test_mask_record_mtime_set_back() {
+	settled_project
+	run_isd exec --profile none --workspace "$P:rw" -- sh -c \
+		'touch -r sub/deep sub/ref && echo s >sub/deep/id_rsa_new && touch -r sub/ref sub/deep && rm sub/ref && touch -r sub/deep sub'
+	expect_rc 0 "the payload's change"
+	masked_now
+	expect_contains "$m" "[sub/deep/id_rsa_new]" "a secret behind a restored mtime"
+}
+
+# The patterns are part of the record's key: other patterns, another walk.
+test_mask_record_per_patterns() {
+	settled_project
+	run_isd exec --print-spec --profile none --workspace "$P:cow" --mask 'notes*' -- true
+	expect_rc 0
+	expect_contains "$out" '"notes.txt"' "other patterns are not answered from the record"
+}
+
+# forge_record: the record rewritten to say that no directory holds a
+# .env (the name ".env" replaced by ".xyz", the checksum made again):
+# what a payload that could write isd's cache would do.
+forge_record() {
+	python3 - "$(mask_record)" <<'PY' || fail "cannot forge the record"
+import struct, sys
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+key_len = struct.unpack_from("<I", d, 8)[0]
+body = bytes(d[32 + key_len:]).replace(b"\x04\x00.env", b"\x04\x00.xyz")
+d = d[:32 + key_len] + body
+struct.pack_into("<Q", d, 24, 0)
+h = 0xcbf29ce484222325
+for b in d:
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+struct.pack_into("<Q", d, 24, h)
+open(p, "wb").write(d)
+PY
+}
+
+# The record is trusted only when it is the caller's, in isd's own
+# directories, not writable by others, not a link, intact; a forged one
+# that is all of these is what guard.c keeps every sandbox from writing.
+test_mask_record_foreign_ignored() {
+	settled_project
+	expect_contains "$first" "[.env]" "the secret before"
+	forge_record
+	masked_now
+	expect_not_contains "$m" "[.env]" "the forged record is read (else this test proves nothing)"
+	rec=$(mask_record)
+	chmod 0620 "$rec"
+	masked_now
+	expect_contains "$m" "[.env]" "a group-writable record"
+	forge_record
+	chmod 0600 "$rec"
+	chmod 0777 "$(mask_dir)"
+	masked_now
+	expect_contains "$m" "[.env]" "a record in a directory others can write"
+	chmod 0700 "$(mask_dir)"
+	forge_record
+	mv "$rec" "$T/elsewhere"
+	ln -s "$T/elsewhere" "$rec"
+	masked_now
+	expect_contains "$m" "[.env]" "a record that is a link"
+	rm -f "$rec"
+	masked_now
+	forge_record
+	printf 'x' | dd of="$(mask_record)" bs=1 seek=40 conv=notrunc 2>/dev/null
+	masked_now
+	expect_contains "$m" "[.env]" "a damaged record"
+	# Machine root only: chown needs it.
+	if [ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]; then
+		forge_record
+		chown 65534 "$(mask_record)"
+		masked_now
+		expect_contains "$m" "[.env]" "a record owned by someone else"
+	fi
+}
+
+# A mount inside the project shows as another device and inode at its
+# path: the directory is read again when something is mounted over it, and
+# when that goes away.
+test_mask_record_mount_inside() {
+	[ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ] ||
+		skip "mounting inside the project needs isd's caller to be the host's root"
+	settled_project
+	mkdir "$T/other"
+	echo s >"$T/other/.env"
+	mount --bind "$T/other" "$P/sub/deep" || fail "cannot bind a directory into the project"
+	at_teardown "umount '$P/sub/deep' 2>/dev/null"
+	masked_now
+	expect_contains "$m" "[sub/deep/.env]" "a secret on a mount made since the last walk"
+	umount "$P/sub/deep"
+	masked_now
+	expect_not_contains "$m" "[sub/deep/.env]" "the mount gone"
+	expect_eq "$m" "$first" "the mount gone"
 }
