@@ -12,7 +12,11 @@
 #     system (syncfs before the renames and after them, never an fsync per
 #     file) and renames, cp -a writes in place and flushes nothing; with
 #     apply's flushing syscalls from strace when it is installed.
-# Prints medians and ratios; never asserts a time.
+# Prints medians and ratios; never asserts a time.  The start is measured
+# with the agent profile's masks twice: from the walk's record of the
+# project (what every start but the first does) and with every directory
+# read (ISD_MASK_CACHE=0); BASE=ISD_BINARY adds another build's masked
+# start to the same rounds (before/after).  START_ONLY=1 stops after it.
 #
 #   bench/workspace.sh [ISD_BINARY]      (needs hyperfine and git)
 set -eu
@@ -25,7 +29,7 @@ command -v git >/dev/null || { echo "bench: install git" >&2; exit 2; }
 # the file system a project would.
 scratch=$(mktemp -d "$HOME/.isd-bench.XXXXXX")
 trap 'chmod -R u+rwX "$scratch"; rm -rf "$scratch"' EXIT
-export XDG_STATE_HOME=$scratch/state
+export XDG_STATE_HOME=$scratch/state XDG_CACHE_HOME=$scratch/cache
 P=$scratch/proj
 
 python3 - "$P" "$FILES" <<'PY'
@@ -42,10 +46,45 @@ git -C "$P" config gc.auto 0 # no background repack while the tree is copied
 git -C "$P" add -A
 git -C "$P" -c user.name=b -c user.email=b@b commit -qm tree
 
-hyperfine -N --warmup 5 --runs "$RUNS" --export-json "$scratch/start.json" \
-	-n rw "$ISD exec --profile none --workspace $P:rw -- /bin/true" \
-	-n cow "$ISD exec --profile none --workspace $P:cow -- /bin/true" \
-	-n cow-masks "$ISD exec --profile none --workspace $P:cow --mask .env --mask *.pem --mask .aws/ -- /bin/true" >/dev/null
+# 1. start: paired rounds, interleaved (each round runs every variant, in
+# alternating order), so that a load that changes during the run moves all
+# of them alike; ratios are medians of the rounds' own ratios.
+python3 - "$ISD" "$P" "$RUNS" "$(dirname "$0")/../profiles/agent.conf" "${BASE:-}" >"$scratch/start.txt" <<'PY'
+import os, statistics, subprocess, sys
+import time
+isd, p, rounds, conf, base = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+masks = [a for l in open(conf) if l.startswith("--mask ") for a in ("--mask", l.split(None, 1)[1].strip())]
+def run(binary, mode, extra=()):
+    return [binary, "exec", "--profile", "none", "--workspace", f"{p}:{mode}", *extra, "--", "/bin/true"]
+v = [("rw", run(isd, "rw"), None), ("cow", run(isd, "cow"), None),
+     ("cow-masks", run(isd, "cow", masks), None),
+     ("cow-masks-cold", run(isd, "cow", masks), {**os.environ, "ISD_MASK_CACHE": "0"})]
+if base:
+    v.append(("base-cow-masks", run(base, "cow", masks), None))
+t = {k: [] for k, _, _ in v}
+null = subprocess.DEVNULL
+for i in range(rounds + 5):
+    for k, cmd, env in (v if i % 2 == 0 else v[::-1]):
+        s = time.perf_counter_ns()
+        subprocess.run(cmd, stdout=null, stderr=null, check=True, env=env)
+        if i >= 5:
+            t[k].append((time.perf_counter_ns() - s) / 1e6)
+def ratio(a, b):
+    r = sorted(x / y for x, y in zip(t[a], t[b]))
+    q = statistics.quantiles(r, n=4)
+    return f"{statistics.median(r):.2f} (quartiles {q[0]:.2f}-{q[2]:.2f})"
+for k, _, _ in v:
+    print(f"start {k:15s} median {statistics.median(t[k]):7.2f} ms")
+print(f"{rounds} rounds, load average {os.getloadavg()[0]:.1f}, {len(masks) // 2} masks (the agent profile's)")
+print(f"ratio cow / rw:                   {ratio('cow', 'rw')}")
+print(f"ratio cow-masks / rw:             {ratio('cow-masks', 'rw')}   the walk from its record (issue 18: <= 1.5)")
+print(f"ratio cow-masks-cold / rw:        {ratio('cow-masks-cold', 'rw')}   every directory read (ISD_MASK_CACHE=0)")
+if base:
+    print(f"ratio base-cow-masks / rw:        {ratio('base-cow-masks', 'rw')}   {base}")
+    print(f"ratio cow-masks / base-cow-masks: {ratio('cow-masks', 'base-cow-masks')}")
+PY
+cat "$scratch/start.txt"
+[ -z "${START_ONLY:-}" ] || exit 0
 
 # 100 changed files: 80 modified, 10 added, 10 deleted; made once in a cow
 # session of P and once directly in a copy G for git status to find.
@@ -83,14 +122,11 @@ hyperfine -N --runs "${APPLY_RUNS:-10}" --export-json "$scratch/apply.json" \
 	--prepare "sh $scratch/session.sh" -n "isd apply" "sh $scratch/apply.sh" \
 	--prepare "sh $scratch/dest.sh" -n "cp -a" "cp -a $C/. $scratch/dest/" >/dev/null
 
-python3 - "$scratch/start.json" "$scratch/diff.json" "$FILES" "$scratch/apply.json" <<'PY'
+python3 - "$scratch/diff.json" "$FILES" "$scratch/apply.json" <<'PY'
 import json, sys
 def load(p):
     return {x["command"]: x["median"] * 1000 for x in json.load(open(p))["results"]}
-s, d, n, a = load(sys.argv[1]), load(sys.argv[2]), sys.argv[3], load(sys.argv[4])
-for k, v in s.items():
-    print(f"start {k:10s} median {v:7.2f} ms")
-print(f"ratio cow/rw start (median): {s['cow'] / s['rw']:.2f}; with three masks walking {n} files: {s['cow-masks'] / s['rw']:.2f}")
+d, n, a = load(sys.argv[1]), sys.argv[2], load(sys.argv[3])
 for k, v in d.items():
     print(f"{k:16s} median {v:7.2f} ms")
 print(f"ratio isd diff / git status (median): {d['isd diff'] / d['git status']:.2f}  (100 changed files in {n})")
