@@ -246,6 +246,20 @@ EOF
 	expect_contains "$err" "netless's DNS stub (its TCP goes to the relay only"
 }
 
+# An outer filter with a listener (the outer isd's --activity-log) leaves
+# no listener for the guard: netless runs on Landlock's port rule alone,
+# and says so in one note.
+test_landlock_netless_under_an_outer_listener_says_so() {
+	cat >"$T/inner.sh" <<'EOF'
+"$ISD" exec --isolation landlock --network netless -- true
+echo "rc=$?"
+EOF
+	in_docker_like --activity-log "$T/activity.log"
+	expect_rc 0 "$err"
+	expect_contains "$out" "rc=0"
+	expect_contains "$err" "isd: note: --network netless: an outer seccomp filter has the one listener"
+}
+
 # isd doctor says which tiers the host allows, and agrees with what isd
 # exec did there: the full tier refused, the landlock tier taken by auto.
 test_doctor_agrees_with_exec() {
