@@ -190,14 +190,15 @@ write_connect_attack() {
 	echo hello >"$T/www/hello.txt"
 	cat >"$T/attack.sh" <<'EOF'
 /usr/bin/python3 "$NETDIR/connect-guard.py" decoy "$T/d" &
+echo $! >"$T/decoy.pid"
 cd "$T/www"
 SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/allowed.port" &
+echo $! >"$T/serve.pid"
 while [ ! -s "$T/allowed.port" ]; do sleep 0.05; done
 a=$(cat "$T/allowed.port")
 "$ISD" exec --isolation "$TIER" --network netless --allow "127.0.0.1:$a" -v "$T/d:$T/d" -- \
 	/usr/bin/python3 "$NETDIR/connect-guard.py" attack "$T/d" "$a"
 sleep 0.5
-kill $(jobs -p) 2>/dev/null
 exit 0
 EOF
 }
@@ -221,6 +222,7 @@ expect_connects_only_to_the_relay() {
 test_landlock_netless_connects_only_to_the_relay() {
 	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
 	write_connect_attack
+	at_teardown 'kill $(cat "$T/decoy.pid" "$T/serve.pid" 2>/dev/null) 2>/dev/null'
 	TIER=landlock NETDIR=$NETDIR sh "$T/attack.sh" >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	out=$(cat "$T/out")
