@@ -103,19 +103,6 @@ static int parse_create(int argc, char **argv, bool run, struct create_opts *o)
 	return -1;
 }
 
-/* What config.json asks for that this runtime cannot honour yet: refused,
- * never left out silently. */
-static int refuse_unsupported(const struct isd_oci_extra *x)
-{
-	static const enum isd_oci_hook_kind inside[] = {ISD_OCI_HOOK_CREATE_CONTAINER, ISD_OCI_HOOK_START_CONTAINER};
-
-	for (size_t k = 0; k < sizeof(inside) / sizeof(inside[0]); k++)
-		if (x->hooks[inside[k]].n)
-			return RT_ERR(-EOPNOTSUPP, "%s: hooks.%s: hooks in the container's namespaces are not supported by isd-runtime yet",
-				      x->config_path, isd_oci_hook_name(inside[k]));
-	return 0;
-}
-
 /* podman reads a missing command from runc's words in the error (and
  * makes the exit status 127 of them). */
 void rt_not_found_hint(void)
@@ -153,9 +140,7 @@ int rt_load_bundle(const char *bundle, const char *id, struct isd_spec *spec, st
 		return r;
 	for (size_t i = 0; extra->notes && extra->notes[i]; i++)
 		rt_warn("%s", extra->notes[i]);
-	r = refuse_unsupported(extra);
-	if (r == 0)
-		r = rt_ns_plan(spec, extra);
+	r = rt_ns_plan(spec, extra);
 	if (r == 0)
 		r = rt_apply_config(spec, extra);
 	if (r < 0)
@@ -263,6 +248,8 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	rt_ns_init(&joined);
 	r = rt_load_bundle(bundle, o->id, &spec, &extra);
 	if (r == 0)
+		r = rt_hooks_check_inside(&extra);
+	if (r == 0)
 		r = rt_ns_open(&extra, &joined);
 	if (r < 0)
 		goto out;
@@ -314,6 +301,8 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 		r = rt_run_config_hooks(&extra, ISD_OCI_HOOK_PRESTART, &st, RT_CREATING);
 	if (r == 0)
 		r = rt_run_config_hooks(&extra, ISD_OCI_HOOK_CREATE_RUNTIME, &st, RT_CREATING);
+	if (r == 0)
+		r = rt_run_config_hooks(&extra, ISD_OCI_HOOK_CREATE_CONTAINER, &st, RT_CREATING);
 	if (r == 0 && d.pty_master >= 0 && extra.has_console_size) {
 		struct winsize ws = {.ws_row = (unsigned short)extra.console_height,
 				     .ws_col = (unsigned short)extra.console_width};
@@ -390,10 +379,13 @@ static int start_locked(int dirfd, const char *id)
 
 	if (r == 0 && st.status != RT_CREATED)
 		r = RT_ERR(-EINVAL, "cannot start container %s: it is %s, not created", id, rt_status_name(st.status));
+	/* a failure stops the container, as the runtime-spec asks */
+	if (r == 0 && (r = rt_run_kept_hooks(&st, isd_oci_hook_name(ISD_OCI_HOOK_START_CONTAINER), RT_CREATED)) < 0)
+		kill(st.pid, SIGKILL);
 	if (r == 0)
 		r = open_gate(dirfd, id);
 	if (r == 0)
-		rt_run_kept_hooks(&st, "poststart", RT_RUNNING);
+		(void)rt_run_kept_hooks(&st, "poststart", RT_RUNNING);
 	rt_state_free(&st);
 	return r;
 }

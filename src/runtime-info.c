@@ -68,9 +68,11 @@ int rt_cmd_features(int argc, char **argv)
 	}
 	json_object_object_add(o, "ociVersionMin", json_object_new_string("1.0.0"));
 	json_object_object_add(o, "ociVersionMax", json_object_new_string("1.1.0"));
-	/* createContainer and startContainer are refused (runtime-cmd.c) */
-	json_object_object_add(o, "hooks", strings((const char *const[]){"prestart", "createRuntime", "poststart",
-									   "poststop", NULL}));
+	/* createContainer and startContainer need a root runtime (runtime-hooks.c) */
+	json_object_object_add(o, "hooks", strings(rt_hooks_inside_supported()
+		? (const char *const[]){"prestart", "createRuntime", "createContainer", "startContainer", "poststart",
+					"poststop", NULL}
+		: (const char *const[]){"prestart", "createRuntime", "poststart", "poststop", NULL}));
 	json_object_object_add(o, "mountOptions", strings(mount_options));
 
 	arr = json_object_new_array();

@@ -149,9 +149,14 @@ char *rt_hooks_to_json(const struct isd_oci_extra *x);
  * their stdin; the first failure is returned, recorded. */
 int rt_run_config_hooks(const struct isd_oci_extra *x, enum isd_oci_hook_kind kind, const struct rt_state *st,
 			enum rt_status status);
-/* The hooks kept in the state ("poststart", "poststop"); failures are
- * warnings. */
-void rt_run_kept_hooks(const struct rt_state *st, const char *kind, enum rt_status status);
+/* createContainer and startContainer hooks when this runtime cannot run
+ * them (rootless): refused, recorded. */
+int rt_hooks_check_inside(const struct isd_oci_extra *x);
+bool rt_hooks_inside_supported(void);
+/* The hooks kept in the state ("startContainer", "poststart",
+ * "poststop"); failures are warnings but startContainer's, whose first is
+ * returned, recorded. */
+int rt_run_kept_hooks(const struct rt_state *st, const char *kind, enum rt_status status);
 
 /* runtime-ns.c: linux.namespaces entries with a path. */
 struct isd_sandbox_detached;

@@ -102,11 +102,11 @@ static _Noreturn void process_main(const struct isd_spec *spec, const struct isd
 	fail_to(sock, r == -ENOENT ? ISD_EXIT_NOT_FOUND : ISD_EXIT_CANNOT_EXEC);
 }
 
-/* The namespaces of init that are not the caller's own: the sandbox's,
- * and those isd-runtime joined by path, which may be (--pid host, a
- * network namespace shared with the caller) or not be the caller's.
- * Entering one's own again needs privilege over it the caller may lack. */
-static int foreign_namespaces(pid_t init_pid)
+/* The sandbox's namespaces, and those isd-runtime joined by path, may be
+ * (--pid host, a network namespace shared with the caller) or not be the
+ * caller's; entering one's own again needs privilege over it the caller
+ * may lack. */
+int isd_sandbox_foreign_namespaces(pid_t init_pid)
 {
 	static const struct {
 		const char *name;
@@ -135,7 +135,7 @@ static _Noreturn void helper_main(const struct isd_spec *spec, const struct isd_
 				  const struct isd_landlock_plan *landlock, int pidfd, pid_t init_pid,
 				  const char *cgroup_dir, int sock)
 {
-	int flags = foreign_namespaces(init_pid);
+	int flags = isd_sandbox_foreign_namespaces(init_pid);
 	struct setup_message msg = {.type = SETUP_PID};
 	pid_t pid;
 

@@ -66,5 +66,9 @@ struct isd_sandbox_entered {
 };
 int isd_sandbox_enter(const struct isd_spec *spec, pid_t init_pid, const char *cgroup_dir,
 		      struct isd_sandbox_entered *e);
+/* The CLONE_NEW* flags of init_pid's namespaces that are not the
+ * caller's own (compared by inode), for setns() of its pidfd; -errno,
+ * recorded, when they cannot be read. */
+int isd_sandbox_foreign_namespaces(pid_t init_pid);
 
 #endif

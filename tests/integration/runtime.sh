@@ -386,10 +386,51 @@ c["process"]["args"] = ["sleep", "600"]'
 	expect_rc 1 "a failing createRuntime hook fails the create"
 	expect_contains "$err" "createRuntime hook /bin/false failed" "the message names the hook"
 	[ ! -e "$T/state/h2" ] || fail "a failed create left its state"
-	make_bundle "$T/b3" 'c["hooks"] = {"startContainer": [{"path": "/bin/true"}]}'
-	rt create --bundle "$T/b3" h3
-	expect_rc 1 "startContainer hooks are refused"
-	expect_contains "$err" "startContainer" "the message names the hook"
+}
+
+# createContainer and startContainer run in the container's namespaces
+# with the state on their standard input: the first a program of the
+# runtime's file system, the second one of the container's.
+test_hooks_in_container() {
+	at_teardown cleanup_containers
+	if [ "$(id -u)" -ne 0 ]; then
+		# rootless: neither init nor the payload can be entered before
+		# the payload's execve (not dumpable), so they are refused
+		make_bundle "$T/b0" 'c["hooks"] = {"startContainer": [{"path": "/bin/true"}]}'
+		expect_create_fails "$T/b0" k0 "rootless startContainer hooks" "need a root isd-runtime"
+		return
+	fi
+	make_bundle "$T/b" 'import os
+t = os.environ["T"]
+c["hooks"] = {"createContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "(readlink /proc/self/ns/uts; readlink /proc/self/ns/ipc) > %s/cc.ns; cat > %s/cc.json" % (t, t)]}],
+  "startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "(readlink /proc/self/ns/mnt; readlink /proc/self/ns/uts) > /tmp/sc.ns; cat > /tmp/sc.json; test -e /tmp/ran || echo before-payload > /tmp/sc.order"]}]}
+c["process"]["args"] = ["sh", "-c", "touch /tmp/ran; exec sleep 600"]'
+	ln -sf busybox "$T/b/rootfs/bin/readlink"
+	rt create --bundle "$T/b" k1
+	expect_rc 0 "create with createContainer and startContainer hooks (stderr: $err)"
+	out=$(cat "$T/cc.json" 2>/dev/null)
+	expect_eq "$(json_field 'v["status"] + " " + v["id"] + " " + str(v["pid"] > 0)')" "creating k1 True" "the createContainer hook's state"
+	[ ! -e "$T/b/rootfs/tmp/sc.json" ] || fail "startContainer ran at create"
+	rt start k1
+	expect_rc 0 "start (stderr: $err)"
+	wait_until 10 test -e "$T/b/rootfs/tmp/ran" || fail "the payload did not run after start"
+	out=$(cat "$T/b/rootfs/tmp/sc.json" 2>/dev/null)
+	expect_eq "$(json_field 'v["status"] + " " + v["id"]')" "created k1" "the startContainer hook's state"
+	expect_eq "$(cat "$T/b/rootfs/tmp/sc.order" 2>/dev/null)" before-payload "startContainer ran before the payload"
+	rt exec k1 sh -c 'for n in mnt uts ipc; do readlink /proc/self/ns/$n; done'
+	expect_rc 0 "exec (stderr: $err)"
+	expect_eq "$(cat "$T/b/rootfs/tmp/sc.ns")" "$(printf '%s\n' "$out" | head -n 2)" "startContainer: the container's mount and uts namespaces"
+	expect_eq "$(cat "$T/cc.ns")" "$(printf '%s\n' "$out" | tail -n 2)" "createContainer: the container's uts and ipc namespaces"
+	expect_not_contains "$(cat "$T/cc.ns")" "$(readlink /proc/self/ns/uts)" "createContainer: not the runtime's uts namespace"
+	make_bundle "$T/b2" 'c["hooks"] = {"startContainer": [{"path": "/bin/false"}]}
+c["process"]["args"] = ["sleep", "600"]'
+	rt create --bundle "$T/b2" k2
+	expect_rc 0 "create k2"
+	pid=$(cat "$T/state/k2/state.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+	rt start k2
+	expect_rc 1 "a failing startContainer hook fails the start"
+	expect_contains "$err" "startContainer hook /bin/false failed" "the message names the hook"
+	wait_until 10 pid_gone "$pid" || fail "the container still runs after its startContainer hook failed"
 }
 
 # config.json's mounts reach the payload with their flags: binds of a host
