@@ -189,6 +189,25 @@ static int attach_at(struct isd_mount_builder *b, int mfd, const char *path, enu
 	return isd_mount_attach(mfd, target, what);
 }
 
+/* The message queues of the sandbox's IPC namespace.  One the sandbox's
+ * user namespace does not own (isd-runtime joined it, as root) refuses
+ * the mount: the directory stays empty, which costs function only. */
+static int setup_mqueue(struct isd_mount_builder *b, int dev)
+{
+	_cleanup_close_ int mq = -1;
+
+	if (mkdirat(dev, "mqueue", 0755) < 0)
+		return isd_error(-errno, "creating /dev/mqueue");
+	mq = isd_mount_new_fs("mqueue", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/mqueue");
+	if (mq == -EPERM || mq == -EACCES) {
+		isd_error_clear();
+		return 0;
+	}
+	if (mq < 0)
+		return mq;
+	return attach_at(b, mq, "/dev/mqueue", ISD_NODE_DIR, "mqueue on /dev/mqueue");
+}
+
 static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s,
 		     const struct isd_mount_extras *extras)
 {
@@ -246,6 +265,8 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 		return shm;
 	r = attach_at(b, shm, "/dev/shm", ISD_NODE_DIR, "tmpfs on /dev/shm");
 	if (r < 0)
+		return r;
+	if (extras->mqueue && (r = setup_mqueue(b, dev)) < 0)
 		return r;
 	/* the device binds, with one call for all */
 	if (isd_mount_setattr(dev, "", AT_EMPTY_PATH | AT_RECURSIVE, &nosuid_noexec) < 0)

@@ -17,6 +17,7 @@ struct isd_mount_extras {
 	const char *resolv_conf; /* content for /etc/resolv.conf */
 	bool cgroup2;            /* mount the sandbox's own cgroup2 at /sys/fs/cgroup */
 	bool no_nested_mounts;   /* the payload can mount nothing (seccomp) */
+	bool mqueue;             /* the IPC namespace's mqueue at /dev/mqueue (isd-runtime's config) */
 	const char *workspace_upper; /* the cow workspace's session: overlay upper */
 	const char *workspace_work;  /* and work directories */
 	/* per spec mount, for agent_state ones (src/agent-state.c): the

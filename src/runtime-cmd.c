@@ -275,6 +275,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	snprintf(cgroup_name, sizeof(cgroup_name), "isd-runtime-%.48s", o->id);
 	d.cgroup_path = extra.cgroup_dir;
 	d.cgroup_name = cgroup_name;
+	d.mqueue = rt_wants_mqueue(&extra);
 	fflush(NULL);
 	code = rt_ns_create_detached(&spec, &joined, &d);
 	if (code == ISD_EXIT_NOT_FOUND)

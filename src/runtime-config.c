@@ -262,6 +262,17 @@ static void warn_functional(const struct isd_oci_extra *x, const struct isd_spec
 		}
 }
 
+bool rt_wants_mqueue(const struct isd_oci_extra *x)
+{
+	/* a bind of the host's /dev/mqueue would show the host's queues: the
+	 * container's own IPC namespace's instead, or none without one */
+	for (size_t i = 0; i < x->n_mounts; i++)
+		if (!strcmp(x->mounts[i].destination, "/dev/mqueue") &&
+		    (x->mounts[i].type == ISD_OCI_MOUNT_MQUEUE || x->mounts[i].type == ISD_OCI_MOUNT_BIND))
+			return x->ns[ISD_OCI_NS_IPC].mode != ISD_OCI_NS_SHARE;
+	return false;
+}
+
 int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 {
 	/* Honoured: capabilities by isd's dropping all of them, seccomp by

@@ -135,6 +135,9 @@ struct isd_oci_extra;
 /* runtime-config.c: what of extra the sandbox carries out, into spec; the
  * rest warned about or refused (one line recorded, -errno). */
 int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x);
+/* config.json mounts mqueue (or binds the host's) at /dev/mqueue, and the
+ * container has an IPC namespace of its own to show there. */
+bool rt_wants_mqueue(const struct isd_oci_extra *x);
 int rt_load_bundle(const char *bundle, const char *id, struct isd_spec *spec, struct isd_oci_extra *extra);
 void rt_default_home(struct isd_spec *spec);
 void rt_not_found_hint(void);

@@ -36,6 +36,8 @@ struct isd_sandbox_detached {
 	 * placement under that name instead of isd-<pid>-<rand> (which isd gc
 	 * would take for a dead isd's).  NULL: isd's placement and name. */
 	const char *cgroup_path, *cgroup_name;
+	/* In: the IPC namespace's message queues at /dev/mqueue. */
+	bool mqueue;
 	/* Out */
 	pid_t init_pid;   /* the sandbox's pid 1, as the caller sees it */
 	int pty_master;   /* spec->tty: the pty's master, else -1 (the caller's to close) */

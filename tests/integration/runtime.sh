@@ -656,3 +656,13 @@ c['process']['args'] = ['sleep', '600']"
 	rt delete --force g1
 	expect_rc 0 "delete --force"
 }
+
+# mqueue at /dev/mqueue (runc's default config has it): the container's
+# IPC namespace's message queues, mounted nosuid, nodev, noexec.
+test_config_mqueue() {
+	make_bundle "$T/b" 'c["process"]["args"] = ["cat", "/proc/self/mountinfo"]
+assert any(m["destination"] == "/dev/mqueue" and m["type"] == "mqueue" for m in c["mounts"])'
+	rt run --bundle "$T/b" q1
+	expect_rc 0 "run (stderr: $err)"
+	expect_eq "$(printf '%s\n' "$out" | awk '$5 == "/dev/mqueue" { for (i = 7; i <= NF; i++) if ($i == "-") print $(i + 1), ($6 ~ /nosuid/ && $6 ~ /nodev/ && $6 ~ /noexec/) }')" "mqueue 1" "/dev/mqueue is an mqueue, nosuid,nodev,noexec"
+}
