@@ -30,8 +30,14 @@ struct isd_storage_counter {
 	int fd;
 };
 
+struct count_request {
+	bool limited;
+	struct isd_storage_limits lim;
+};
+
 struct count_reply {
 	uint64_t bytes, inodes, baseline;
+	bool interrupted;
 	char unaccounted[PATH_MAX + 64]; /* "" when all was counted */
 };
 
@@ -39,6 +45,7 @@ static _Noreturn void serve(int fd, char *const *paths, const struct timespec *s
 {
 	static const int quiet[] = {SIGINT, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGHUP, SIGPIPE};
 	struct count_reply rep;
+	struct count_request req;
 	char c;
 
 	/* Ends with isd (its terminal's signals are isd's to handle). */
@@ -57,17 +64,18 @@ static _Noreturn void serve(int fd, char *const *paths, const struct timespec *s
 		_exit(0);
 	for (;;) {
 		struct isd_storage_usage u;
-		ssize_t n = recv(fd, &c, 1, 0);
+		ssize_t n = recv(fd, &req, sizeof(req), 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n != 1)
+		if (n != (ssize_t)sizeof(req))
 			_exit(0);
 		memset(&rep, 0, sizeof(rep));
-		isd_storage_account_all(paths, since, &u);
+		isd_storage_account_limited(paths, since, req.limited ? &req.lim : NULL, &u);
 		rep.bytes = u.bytes;
 		rep.inodes = u.inodes;
 		rep.baseline = u.baseline;
+		rep.interrupted = u.interrupted;
 		if (u.unaccounted)
 			snprintf(rep.unaccounted, sizeof(rep.unaccounted), "%s", u.unaccounted);
 		free(u.unaccounted);
@@ -122,14 +130,17 @@ pid_t isd_storage_counter_pid(const struct isd_storage_counter *c)
 }
 
 int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths, const struct timespec *since,
-			      struct isd_storage_usage *u)
+			      const struct isd_storage_limits *lim, struct isd_storage_usage *u)
 {
+	struct count_request req = {.limited = lim != NULL};
 	struct count_reply rep;
 	ssize_t n;
 
 	if (!c || !paths)
-		return isd_storage_account_all(paths, since, u);
-	if (c->fd >= 0 && send(c->fd, "c", 1, MSG_NOSIGNAL) == 1) {
+		return isd_storage_account_limited(paths, since, lim, u);
+	if (lim)
+		req.lim = *lim;
+	if (c->fd >= 0 && send(c->fd, &req, sizeof(req), MSG_NOSIGNAL) == (ssize_t)sizeof(req)) {
 		do
 			n = recv(c->fd, &rep, sizeof(rep), 0);
 		while (n < 0 && errno == EINTR);
@@ -138,6 +149,7 @@ int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths,
 			u->bytes = rep.bytes;
 			u->inodes = rep.inodes;
 			u->baseline = rep.baseline;
+			u->interrupted = rep.interrupted;
 			u->unaccounted = rep.unaccounted[0] ? isd_xstrdup(rep.unaccounted) : NULL;
 			return 0;
 		}

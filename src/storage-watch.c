@@ -2,37 +2,51 @@
 /*
  * The storage watcher: a thread of isd on the host while the sandbox runs.
  *
- * Every tick (100 ms, 10 ms within 1 GiB or half of a bound) it takes statvfs() of each file
- * system that holds a writable host path of the sandbox: a floor reached
- * freezes the sandbox.  What isd keeps for the sandbox (the session's
- * upper layer, the agent's state store) is counted by a walk (allocated
- * blocks, hard links once), which is too dear to run every tick: the walk
- * runs when the free space of the file systems that hold it dropped by a
- * quarter of what is left below size (or inodes) since the last walk, and
- * at least every walk_period(): the time a fast writer needs for a quarter
- * of the room left, at most 2 s, at least 50 times the last walk's
- * duration (so the walks take at most 2 % of a CPU).  Other programs
- * freeing space on the same file system hide the sandbox's growth from the
- * statvfs trigger until that periodic walk: the slack at the size bound is
- * what the payload writes in one tick plus one walk, or in one period when
- * the host frees space at the same rate meanwhile.
+ * Every tick (100 ms; 10 ms within 1 GiB or half of a bound; closer,
+ * before a fast writer fills a quarter of the rest, 1 ms at least) it
+ * takes statvfs() of each file system that holds a writable host path of
+ * the sandbox: a floor reached freezes the sandbox.  What isd keeps for
+ * the sandbox (the session's upper layer, the agent's state store) is
+ * counted by a walk (allocated blocks, hard links once), which is too
+ * dear to run every tick.
  *
- * A freeze is the sandbox's cgroup.freeze when it has a cgroup, else
- * SIGSTOP to each of its processes: every descendant of its init (orphans
- * of a pid namespace go to its init, and with --pid host init is their
- * subreaper), each held by a pidfd that is checked to be the process that
- * was classified (its start time) before the signal, repeated until a pass
- * finds none running.  A stopped process cannot fork nor continue another.
+ * The free space and free inodes of the file systems that hold it are the
+ * cheap signal.  Once they dropped since the last count by what is left
+ * below size (or inodes), the bound may be crossed already: the sandbox
+ * is frozen first, silently (a counting freeze), and counted while it
+ * cannot write, so a writer cannot outrun the count (a shell loop makes
+ * files faster than a walk reads them, and on a tmpfs the walk chases
+ * it); under the bound it thaws, over it stays frozen and says so.  A
+ * freeze is announced only on such a count.  A quarter of the room gone
+ * is counted frozen too where a fast writer fills the rest within four
+ * counts' time, else with the sandbox running, as is the periodic count
+ * (walk_period(): the time a fast writer needs for a quarter of the room
+ * left, at most 2 s, at least 50 times the last count's duration, so
+ * counting takes at most 2 % of a CPU).  A running count stops where it
+ * goes over the bound or the file systems lose the rest of the room
+ * meanwhile, and a frozen count follows.  So the slack at a bound is what
+ * the payload writes in one tick and one freeze.
+ *
+ * Other programs writing to the same file systems make drops that are not
+ * the payload's: near its bound, a sandbox beside a busy host is frozen
+ * for a count each time the host wrote what is left (a pause, never a
+ * slack: holding counts back would let a fast writer through).  Other
+ * programs freeing space hide the sandbox's growth from the statvfs
+ * trigger until the periodic count: the slack is then what the payload
+ * writes in one period.
+ *
+ * A freeze is the sandbox's cgroup.freeze, or SIGSTOP to each of its
+ * processes (src/storage-freeze.c).
  */
 #define _GNU_SOURCE
 #include "isd/storage.h"
+#include "storage-freeze.h"
 #include "isd/fsutil.h"
 #include "isd/spec.h"
 #include "isd/syscalls.h"
 #include "isd/util.h"
 #include "isd/visible.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -41,8 +55,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <linux/magic.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -50,6 +62,11 @@
 
 #define TICK_MS 100
 #define TICK_NEAR_MS 10
+#define TICK_MIN_US 1000 /* a statvfs or two: some microseconds */
+#define MS 1000000ULL
+/* A fast writer: dd to a tmpfs, a shell loop of `: >f$i` there. */
+#define FAST_BYTES_PER_NS 8
+#define FAST_NS_PER_FILE 5000
 #define WALK_PERIOD_NS (2000ULL * 1000 * 1000)
 #define FROZEN_TICK_MS 500
 
@@ -63,10 +80,6 @@ struct watched_fs {
 	uint64_t avail, iavail;
 };
 
-struct stopped {
-	int pidfd;
-};
-
 enum reason { NONE, SIZE, INODES, UNACCOUNTED, FLOOR, IFLOOR };
 
 struct isd_storage_watch {
@@ -76,7 +89,6 @@ struct isd_storage_watch {
 	struct watched_fs *fs;
 	size_t n_fs;
 	char *id, *session_dir;
-	int cgroup_fd;
 	pid_t init; /* whose end ends the sandbox */
 	pid_t tree; /* the sandbox: its descendants */
 	struct timespec baseline; /* the copies' (isd_storage_scope) */
@@ -94,8 +106,7 @@ struct isd_storage_watch {
 	uint64_t last_walk_ns, walk_cost_ns, last_state_ns;
 	enum reason frozen;
 	size_t frozen_fs;
-	struct stopped *stopped;
-	size_t n_stopped;
+	struct isd_freezer freezer;
 	bool ended;
 };
 
@@ -161,148 +172,15 @@ static void write_state(struct isd_storage_watch *w)
 
 /* --- freezing ------------------------------------------------------- */
 
-struct proc_info {
-	pid_t pid, ppid;
-	char state;
-	unsigned long long start;
-};
-
-static int read_stat(pid_t pid, struct proc_info *p)
-{
-	char path[64], buf[1024], *close_paren;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: the last ')' ends it. */
-	close_paren = strrchr(buf, ')');
-	if (!close_paren)
-		return -EIO;
-	p->pid = pid;
-	if (sscanf(close_paren + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		   &p->state, &p->ppid, &p->start) != 3)
-		return -EIO;
-	return 0;
-}
-
-static size_t list_procs(struct proc_info **out)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	struct proc_info *v = NULL;
-	size_t n = 0, cap = 0;
-
-	while (d && (e = readdir(d))) {
-		struct proc_info p;
-		char *end;
-		long pid = strtol(e->d_name, &end, 10);
-
-		if (*end || pid <= 0 || read_stat((pid_t)pid, &p) < 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			v = isd_xrealloc(v, cap * sizeof(*v));
-		}
-		v[n++] = p;
-	}
-	if (d)
-		closedir(d);
-	*out = v;
-	return n;
-}
-
-static bool is_descendant(const struct proc_info *v, size_t n, size_t i, pid_t init)
-{
-	pid_t p = v[i].ppid;
-
-	for (size_t hops = 0; hops < n && p > 1; hops++) {
-		if (p == init)
-			return true;
-		size_t k;
-		for (k = 0; k < n && v[k].pid != p; k++)
-			;
-		if (k == n)
-			return false;
-		p = v[k].ppid;
-	}
-	return p == init;
-}
-
-static bool write_freeze(int cgfd, const char *value)
-{
-	int fd = openat(cgfd, "cgroup.freeze", O_WRONLY | O_CLOEXEC);
-	bool ok = fd >= 0 && write(fd, value, 1) == 1;
-
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-/* SIGSTOP to every running descendant of tree (isd's init, which only
- * waits, or isd itself).  Returns how many passes it took, 0 when it could not
- * stop them all. */
-static int stop_all(struct isd_storage_watch *w)
-{
-	for (int pass = 1; pass <= 64; pass++) {
-		_cleanup_free_ struct proc_info *v = NULL;
-		size_t n = list_procs(&v), signalled = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			struct proc_info again;
-			int pidfd;
-
-			if (v[i].pid == w->tree || v[i].pid == isd_storage_counter_pid(w->counter) || v[i].state == 'T' ||
-			    v[i].state == 't' || v[i].state == 'Z' || v[i].state == 'X' || !is_descendant(v, n, i, w->tree))
-				continue;
-			pidfd = (int)syscall(SYS_pidfd_open, v[i].pid, 0);
-			if (pidfd < 0)
-				continue;
-			/* The pidfd names the process classified above, not a
-			 * later one that took its number. */
-			if (read_stat(v[i].pid, &again) < 0 || again.start != v[i].start ||
-			    syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, NULL, 0) < 0) {
-				close(pidfd);
-				continue;
-			}
-			w->stopped = isd_xrealloc(w->stopped, (w->n_stopped + 1) * sizeof(*w->stopped));
-			w->stopped[w->n_stopped++].pidfd = pidfd;
-			signalled++;
-		}
-		if (!signalled)
-			return pass;
-		/* Let the signals land before the next look. */
-		usleep(1000);
-	}
-	return 0;
-}
-
 static void freeze(struct isd_storage_watch *w, enum reason why)
 {
 	w->frozen = why;
-	if (w->cgroup_fd >= 0 && write_freeze(w->cgroup_fd, "1"))
-		return;
-	stop_all(w);
+	(void)isd_freezer_freeze(&w->freezer, false);
 }
 
 static void thaw(struct isd_storage_watch *w)
 {
-	if (w->cgroup_fd >= 0)
-		write_freeze(w->cgroup_fd, "0");
-	for (size_t i = 0; i < w->n_stopped; i++) {
-		(void)!syscall(SYS_pidfd_send_signal, w->stopped[i].pidfd, SIGCONT, NULL, 0);
-		close(w->stopped[i].pidfd);
-	}
-	free(w->stopped);
-	w->stopped = NULL;
-	w->n_stopped = 0;
+	isd_freezer_thaw(&w->freezer);
 	w->frozen = NONE;
 }
 
@@ -311,8 +189,7 @@ static void end_sandbox(struct isd_storage_watch *w)
 	w->ended = true;
 	/* init's end ends its pid namespace; with --pid host the stopped ones
 	 * are killed by name too. */
-	for (size_t i = 0; i < w->n_stopped; i++)
-		(void)!syscall(SYS_pidfd_send_signal, w->stopped[i].pidfd, SIGKILL, NULL, 0);
+	isd_freezer_kill(&w->freezer);
 	if (w->init_pidfd >= 0)
 		(void)!syscall(SYS_pidfd_send_signal, w->init_pidfd, SIGKILL, NULL, 0);
 	thaw(w);
@@ -330,62 +207,29 @@ static void take_statvfs(struct watched_fs *f)
 	f->iavail = sv.f_files ? (uint64_t)sv.f_favail : UINT64_MAX;
 }
 
-/* Files the sandbox's processes hold open after deleting them (or made
- * with O_TMPFILE) are in no directory a count walks, yet hold their
- * blocks: those on a watched file system, or on an overlay (the full
- * tier's session and state), count too.  A tmpfs of the sandbox's own is
- * its memory's.  What no descriptor of a process holds (a mapping alone,
- * a descriptor in flight in a unix socket), and in the landlock tier a
- * process that made itself non-dumpable, only the floor bounds. */
 static void count_held(struct isd_storage_watch *w, uint64_t *bytes, uint64_t *inodes)
 {
-	_cleanup_free_ struct proc_info *v = NULL;
-	struct isd_inode_map seen = {0};
-	size_t n = list_procs(&v);
+	dev_t devs[16];
+	size_t n = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		char dir[64];
-		DIR *d;
-		struct dirent *e;
-
-		if (v[i].pid == w->tree || v[i].pid == isd_storage_counter_pid(w->counter) || !is_descendant(v, n, i, w->tree))
-			continue;
-		snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)v[i].pid);
-		if (!(d = opendir(dir)))
-			continue;
-		while ((e = readdir(d))) {
-			char path[64 + sizeof(e->d_name)];
-			struct stat st;
-			struct statfs sf;
-			bool watched = false;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			if (stat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink)
-				continue;
-			for (size_t k = 0; k < w->n_fs && !watched; k++)
-				watched = w->fs[k].dev == st.st_dev;
-			if (!watched && (statfs(path, &sf) < 0 || sf.f_type != OVERLAYFS_SUPER_MAGIC))
-				continue;
-			if (isd_inode_map_find_or_add(&seen, st.st_dev, st.st_ino, 0, NULL))
-				continue;
-			*bytes += (uint64_t)st.st_blocks * 512;
-			(*inodes)++;
-		}
-		closedir(d);
-	}
-	isd_inode_map_free(&seen);
+	for (size_t i = 0; i < w->n_fs && n < sizeof(devs) / sizeof(devs[0]); i++)
+		devs[n++] = w->fs[i].dev;
+	isd_proc_count_held(w->tree, isd_storage_counter_pid(w->counter), devs, n, bytes, inodes);
 }
 
-static void walk(struct isd_storage_watch *w)
+/* A count: false when it stopped at lim (the last count's values stay). */
+static bool walk(struct isd_storage_watch *w, const struct isd_storage_limits *lim)
 {
 	uint64_t t0 = now_ns();
 
 	struct isd_storage_usage u;
 
+	isd_storage_counter_count(w->counter, w->accounted, &w->baseline, lim, &u);
+	if (u.interrupted) {
+		free(u.unaccounted);
+		return false;
+	}
 	free(w->unaccounted);
-	isd_storage_counter_count(w->counter, w->accounted, &w->baseline, &u);
 	w->used = u.bytes;
 	w->inodes = u.inodes;
 	w->unaccounted = u.unaccounted;
@@ -404,6 +248,7 @@ static void walk(struct isd_storage_watch *w)
 	}
 	w->last_walk_ns = now_ns();
 	w->walk_cost_ns = w->last_walk_ns - t0;
+	return true;
 }
 
 /* The drop of free space on the accounted file systems since the walk. */
@@ -447,31 +292,95 @@ static uint64_t walk_period(const struct isd_storage_watch *w)
 	return period > floor_ns ? period : floor_ns;
 }
 
-static bool walk_due(const struct isd_storage_watch *w, uint64_t now, bool *near)
+static uint64_t room(uint64_t used, uint64_t bound)
+{
+	return used < bound ? bound - used : 0;
+}
+
+enum count_kind { COUNT_NONE, COUNT_RUNNING, COUNT_FROZEN };
+
+/* What the last statvfs asks for: a count with the sandbox frozen (the
+ * drop may have crossed a bound), one with it running (a quarter of the
+ * room dropped, or the period is over), or none.  *tick: the longest wait
+ * for the next look. */
+static enum count_kind count_due(const struct isd_storage_watch *w, uint64_t now, uint64_t *tick)
+{
+	uint64_t db, di, fill = UINT64_MAX;
+	bool cross = false, quarter = false;
+
+	*tick = TICK_MS * MS;
+	if (!w->size_bound && !w->inode_bound)
+		return COUNT_NONE;
+	drops(w, &db, &di);
+	if (w->size_bound) {
+		uint64_t left = room(w->used, w->size_bound), rest = left - (db < left ? db : left);
+		cross |= db && db >= left;
+		quarter |= db && db * 4 >= left;
+		fill = rest / FAST_BYTES_PER_NS;
+		/* Within a gigabyte, a fast disk would cross the rest in one
+		 * slow tick. */
+		if (w->used + db >= w->size_bound / 2 || rest < (1ULL << 30))
+			*tick = TICK_NEAR_MS * MS;
+	}
+	if (w->inode_bound) {
+		uint64_t left = room(w->inodes, w->inode_bound), rest = left - (di < left ? di : left);
+		cross |= di && di >= left;
+		quarter |= di && di * 4 >= left;
+		fill = rest * FAST_NS_PER_FILE < fill ? rest * FAST_NS_PER_FILE : fill;
+		/* Within 100000 files, what a fast writer makes in half a
+		 * second, one slow tick would overshoot. */
+		if (w->inodes + di >= w->inode_bound / 2 || rest < 100000)
+			*tick = TICK_NEAR_MS * MS;
+	}
+	/* Closer, the next look comes before a fast writer filled a quarter
+	 * of the rest. */
+	*tick = fill / 4 < *tick ? fill / 4 : *tick;
+	*tick = *tick > TICK_MIN_US * 1000 ? *tick : TICK_MIN_US * 1000;
+	/* A count of the running sandbox would be outrun: a fast writer
+	 * fills the rest in a few counts' time. */
+	if (cross || (quarter && fill < 4 * w->walk_cost_ns))
+		return COUNT_FROZEN;
+	if ((quarter && !cross) || now - w->last_walk_ns >= walk_period(w))
+		return COUNT_RUNNING;
+	return COUNT_NONE;
+}
+
+/* Where a count of the running sandbox stops: over a bound, or once the
+ * file systems lost the rest of the room. */
+static void running_limits(const struct isd_storage_watch *w, struct isd_storage_limits *l)
 {
 	uint64_t db, di;
 
-	*near = false;
-	if (!w->size_bound && !w->inode_bound)
-		return false;
 	drops(w, &db, &di);
-	if (w->size_bound) {
-		uint64_t left = w->used < w->size_bound ? w->size_bound - w->used : 0;
-		if (db * 4 >= left || db >= left)
-			return true;
-		/* Within a gigabyte, a fast disk would cross the rest in one
-		 * slow tick. */
-		*near |= w->used + db >= w->size_bound / 2 || left - (db < left ? db : left) < (1ULL << 30);
-	}
-	if (w->inode_bound) {
-		uint64_t left = w->inodes < w->inode_bound ? w->inode_bound - w->inodes : 0;
-		if (di * 4 >= left)
-			return true;
-		/* Within 100000 files, what a fast writer (a shell loop on a
-		 * tmpfs) makes in a second, one slow tick would overshoot. */
-		*near |= w->inodes + di >= w->inode_bound / 2 || left - (di < left ? di : left) < 100000;
-	}
-	return now - w->last_walk_ns >= walk_period(w);
+	l->bytes = w->size_bound;
+	l->inodes = w->inode_bound;
+	l->drop_bytes = l->drop_inodes = UINT64_MAX;
+	if (w->size_bound)
+		l->drop_bytes = room(w->used, w->size_bound) > db ? room(w->used, w->size_bound) - db : 1;
+	if (w->inode_bound)
+		l->drop_inodes = room(w->inodes, w->inode_bound) > di ? room(w->inodes, w->inode_bound) - di : 1;
+}
+
+static enum reason over_bound(const struct isd_storage_watch *w);
+
+/* The count with the sandbox frozen, silently: over a bound it stays
+ * frozen (the caller says so), else it thaws. */
+static enum reason frozen_count(struct isd_storage_watch *w)
+{
+	enum reason why;
+
+	(void)isd_freezer_freeze(&w->freezer, true);
+	/* What the file systems hold now that the sandbox cannot write:
+	 * the next drop is what comes after this count. */
+	for (size_t i = 0; i < w->n_fs; i++)
+		take_statvfs(&w->fs[i]);
+	walk(w, NULL);
+	why = over_bound(w);
+	if (why != NONE)
+		w->frozen = why;
+	else
+		thaw(w);
+	return why;
 }
 
 static enum reason over_bound(const struct isd_storage_watch *w)
@@ -620,17 +529,22 @@ static void *watch_loop(void *arg)
 	struct isd_storage_watch *w = arg;
 	/* Until the first look says otherwise: a payload can fill a small
 	 * bound within the first slow tick. */
-	bool near = true;
+	uint64_t tick;
 
+	/* Until the first look says otherwise: a payload can fill a small
+	 * bound (or the room above a floor) within the first slow tick. */
+	(void)count_due(w, now_ns(), &tick);
+	tick = tick < TICK_NEAR_MS * MS ? tick : TICK_NEAR_MS * MS;
 	for (;;) {
 		struct pollfd p = {.fd = w->wake[0], .events = POLLIN};
-		int timeout = w->frozen ? FROZEN_TICK_MS : near ? TICK_NEAR_MS : TICK_MS;
-		bool near_floor = false, near_size = false;
+		uint64_t timeout = w->frozen ? FROZEN_TICK_MS * MS : tick, size_tick = TICK_MS * MS;
+		struct timespec ts = {.tv_sec = (time_t)(timeout / 1000000000ULL), .tv_nsec = (long)(timeout % 1000000000ULL)};
+		bool near_floor = false;
 		size_t which = 0;
 		enum reason why;
 		uint64_t now;
 
-		if (poll(&p, 1, timeout) > 0) {
+		if (ppoll(&p, 1, &ts, NULL) > 0) {
 			char c[16];
 			ssize_t n = read(w->wake[0], c, sizeof(c));
 			for (ssize_t i = 0; i < n; i++) {
@@ -651,7 +565,7 @@ static void *watch_loop(void *arg)
 		now = now_ns();
 		if (w->frozen) {
 			if ((w->frozen == SIZE || w->frozen == INODES) && now - w->last_walk_ns >= WALK_PERIOD_NS)
-				walk(w);
+				walk(w, NULL);
 			if (space_back(w)) {
 				say("space is back; the sandbox goes on");
 				thaw(w);
@@ -660,14 +574,33 @@ static void *watch_loop(void *arg)
 			continue;
 		}
 		why = below_floor(w, &which, &near_floor);
-		if (why == NONE && walk_due(w, now, &near_size)) {
-			walk(w);
-			why = over_bound(w);
-			walk_due(w, now, &near_size);
+		if (why == NONE) {
+			enum count_kind kind = count_due(w, now, &size_tick);
+			if (kind == COUNT_RUNNING) {
+				struct isd_storage_limits lim;
+				running_limits(w, &lim);
+				/* Stopped at a limit, or over: a running count
+				 * is not exact (a file renamed during it is
+				 * seen twice), a frozen one says. */
+				if (!walk(w, &lim) || over_bound(w) != NONE)
+					kind = COUNT_FROZEN;
+				/* What the sandbox wrote while it was counted. */
+				for (size_t i = 0; i < w->n_fs && kind == COUNT_RUNNING; i++)
+					take_statvfs(&w->fs[i]);
+				if (kind == COUNT_RUNNING && count_due(w, now_ns(), &size_tick) == COUNT_FROZEN)
+					kind = COUNT_FROZEN;
+			}
+			if (kind == COUNT_FROZEN)
+				why = frozen_count(w);
+			count_due(w, now_ns(), &size_tick);
 		}
-		near = near_floor || near_size;
-		if (why != NONE && sandbox_gone(w))
-			continue; /* the breach outlived the sandbox: nothing to stop */
+		tick = near_floor && size_tick > TICK_NEAR_MS * MS ? TICK_NEAR_MS * MS : size_tick;
+		if (why != NONE && sandbox_gone(w)) {
+			/* the breach outlived the sandbox: nothing to stop */
+			if (w->frozen)
+				thaw(w);
+			continue;
+		}
 		if (why != NONE) {
 			w->frozen_fs = which;
 			freeze(w, why);
@@ -712,7 +645,7 @@ static void watch_free(struct isd_storage_watch *w)
 	free(w->id);
 	free(w->session_dir);
 	free(w->unaccounted);
-	free(w->stopped);
+	free(w->freezer.stopped);
 	if (w->wake[0] >= 0)
 		close(w->wake[0]);
 	if (w->wake[1] >= 0)
@@ -730,7 +663,7 @@ int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_stor
 	int r = 0;
 
 	*out = NULL;
-	w->wake[0] = w->wake[1] = w->init_pidfd = w->cgroup_fd = -1;
+	w->wake[0] = w->wake[1] = w->init_pidfd = w->freezer.cgroup_fd = -1;
 	w->opts = spec->storage;
 	w->size_bound = w->opts.size;
 	w->inode_bound = w->opts.inodes;
@@ -790,7 +723,7 @@ int isd_storage_watch_prepare(const struct isd_spec *spec, const struct isd_stor
 	r = isd_storage_counter_start(w->accounted, &w->baseline, &w->counter);
 	if (r < 0)
 		goto fail;
-	walk(w);
+	walk(w, NULL);
 	if (over_bound(w) == SIZE || over_bound(w) == INODES) {
 		r = isd_error(-ENOSPC, "%s holds %s in %llu files already, at or over --storage-opt size=%s inodes=%llu",
 			      w->session_dir ? w->session_dir : w->accounted[0], h(w->used, a),
@@ -816,7 +749,9 @@ int isd_storage_watch_run(struct isd_storage_watch *w, pid_t init, pid_t tree, i
 	w->init = init;
 	w->tree = tree;
 	w->init_pidfd = (int)syscall(SYS_pidfd_open, init, 0);
-	w->cgroup_fd = cgroup_fd >= 0 ? fcntl(cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
+	w->freezer.cgroup_fd = cgroup_fd >= 0 ? fcntl(cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
+	w->freezer.tree = tree;
+	w->freezer.skip = isd_storage_counter_pid(w->counter);
 	if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		return isd_error(-errno, "creating the storage watcher's pipe");
 	signal_target = w;
@@ -854,8 +789,8 @@ void isd_storage_watch_stop(struct isd_storage_watch *w)
 		w->frozen = NONE;
 		write_state_pid(w, 0);
 	}
-	if (w->cgroup_fd >= 0)
-		close(w->cgroup_fd);
+	if (w->freezer.cgroup_fd >= 0)
+		close(w->freezer.cgroup_fd);
 	watch_free(w);
 }
 

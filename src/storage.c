@@ -173,12 +173,89 @@ int isd_storage_payload_limits(const struct isd_storage_opts *o)
  * walk holds one descriptor per level). */
 #define WALK_MAX_DEPTH 192
 
+/* The file systems a limited count looks at: those of the counted paths'
+ * directories, as the watcher's statvfs trigger does. */
+#define PROBE_MAX 8
+#define PROBE_EVERY 64 /* entries between two looks */
+
+struct probe {
+	char *path;
+	dev_t dev;
+	uint64_t avail, iavail;
+};
+
 struct walk {
 	uint64_t bytes, inodes, baseline;
 	struct timespec since; /* 0: everything counts */
 	struct isd_inode_map seen; /* hard links count once */
 	char *unaccounted; /* the first directory that could not be counted */
+	const struct isd_storage_limits *lim; /* NULL: none */
+	struct probe probe[PROBE_MAX];
+	size_t n_probe;
+	unsigned entries;
+	bool interrupted;
 };
+
+static bool probe_take(const char *path, uint64_t *avail, uint64_t *iavail)
+{
+	struct statvfs sv;
+
+	if (statvfs(path, &sv) < 0)
+		return false;
+	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	*iavail = sv.f_files ? (uint64_t)sv.f_favail : UINT64_MAX;
+	return true;
+}
+
+static void probes_start(struct walk *w, char *const *paths)
+{
+	for (size_t i = 0; paths && paths[i] && w->n_probe < PROBE_MAX; i++) {
+		_cleanup_free_ char *dir = isd_xstrdup(paths[i]);
+		char *slash = strrchr(dir, '/');
+		struct probe *p = &w->probe[w->n_probe];
+		struct stat st;
+		size_t k;
+
+		if (slash && slash != dir)
+			*slash = '\0';
+		if (stat(dir, &st) < 0)
+			continue;
+		for (k = 0; k < w->n_probe && w->probe[k].dev != st.st_dev; k++)
+			;
+		if (k < w->n_probe || !probe_take(dir, &p->avail, &p->iavail))
+			continue;
+		p->dev = st.st_dev;
+		p->path = dir;
+		dir = NULL;
+		w->n_probe++;
+	}
+}
+
+/* Every PROBE_EVERY entries: over a limit, the rest is not worth counting
+ * with the payload running (a shell loop fills a directory as fast as a
+ * walk reads it: it would chase the writer). */
+static void check_limits(struct walk *w)
+{
+	const struct isd_storage_limits *l = w->lim;
+	uint64_t db = 0, di = 0;
+
+	if ((l->bytes && w->bytes > l->bytes) || (l->inodes && w->inodes > l->inodes)) {
+		w->interrupted = true;
+		return;
+	}
+	if (++w->entries % PROBE_EVERY || (l->drop_bytes == UINT64_MAX && l->drop_inodes == UINT64_MAX))
+		return;
+	for (size_t i = 0; i < w->n_probe; i++) {
+		uint64_t avail, iavail;
+		if (!probe_take(w->probe[i].path, &avail, &iavail))
+			continue;
+		if (w->probe[i].avail > avail)
+			db += w->probe[i].avail - avail;
+		if (iavail != UINT64_MAX && w->probe[i].iavail > iavail)
+			di += w->probe[i].iavail - iavail;
+	}
+	w->interrupted = db >= l->drop_bytes || di >= l->drop_inodes;
+}
 
 static void count(struct walk *w, const struct stat *st)
 {
@@ -262,7 +339,7 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
 		close(dfd);
 		return;
 	}
-	while ((e = readdir(d))) {
+	while (!w->interrupted && (e = readdir(d))) {
 		struct forced forced = {.path_fd = -1};
 		struct stat st;
 		int sub;
@@ -275,7 +352,9 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
 			continue;
 		}
 		count(w, &st);
-		if (!S_ISDIR(st.st_mode))
+		if (w->lim)
+			check_limits(w);
+		if (!S_ISDIR(st.st_mode) || w->interrupted)
 			continue;
 		if (depth >= WALK_MAX_DEPTH) {
 			if (!w->unaccounted)
@@ -317,20 +396,31 @@ static int account(struct walk *w, const char *path)
 	return 0;
 }
 
-int isd_storage_account_all(char *const *paths, const struct timespec *since, struct isd_storage_usage *u)
+int isd_storage_account_limited(char *const *paths, const struct timespec *since, const struct isd_storage_limits *lim,
+				struct isd_storage_usage *u)
 {
-	struct walk w = {0};
+	struct walk w = {.lim = lim};
 
 	if (since)
 		w.since = *since;
-	for (size_t i = 0; paths && paths[i]; i++)
+	if (lim)
+		probes_start(&w, paths);
+	for (size_t i = 0; paths && paths[i] && !w.interrupted; i++)
 		(void)account(&w, paths[i]);
 	isd_inode_map_free(&w.seen);
+	for (size_t i = 0; i < w.n_probe; i++)
+		free(w.probe[i].path);
 	u->bytes = w.bytes;
 	u->inodes = w.inodes;
 	u->baseline = w.baseline;
 	u->unaccounted = w.unaccounted;
+	u->interrupted = w.interrupted;
 	return 0;
+}
+
+int isd_storage_account_all(char *const *paths, const struct timespec *since, struct isd_storage_usage *u)
+{
+	return isd_storage_account_limited(paths, since, NULL, u);
 }
 
 int isd_storage_account(const char *path, uint64_t *bytes, uint64_t *inodes)

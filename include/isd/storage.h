@@ -116,6 +116,17 @@ struct isd_storage_usage {
 	uint64_t bytes, inodes; /* allocated, hard links once */
 	uint64_t baseline;      /* entries older than the baseline: not counted */
 	char *unaccounted;      /* what could not be counted, or NULL (caller frees) */
+	bool interrupted;       /* stopped at a limit (isd_storage_limits): the rest is not counted */
+};
+
+/* When a count of a running sandbox stops early: the watcher then counts
+ * again with the sandbox frozen (src/storage-watch.c). */
+struct isd_storage_limits {
+	uint64_t bytes, inodes; /* the count went over (0: no limit) */
+	/* The file systems that hold the counted paths lost this much free
+	 * space or free inodes since the count began (UINT64_MAX: no limit):
+	 * the payload may have crossed its bound meanwhile. */
+	uint64_t drop_bytes, drop_inodes;
 };
 
 /* What isd would count for a directory: allocated bytes and inodes. */
@@ -123,6 +134,9 @@ int isd_storage_account(const char *path, uint64_t *bytes, uint64_t *inodes);
 /* The sum over paths, entries changed before since (NULL or 0: none) left
  * out but counted in u->baseline. */
 int isd_storage_account_all(char *const *paths, const struct timespec *since, struct isd_storage_usage *u);
+/* The same, stopping early at lim (NULL: none). */
+int isd_storage_account_limited(char *const *paths, const struct timespec *since, const struct isd_storage_limits *lim,
+				struct isd_storage_usage *u);
 
 /* The watcher's counts of a running session: in a child made once per
  * sandbox that entered the owner's view (isd/owner-view.h), so no mode
@@ -130,10 +144,10 @@ int isd_storage_account_all(char *const *paths, const struct timespec *since, st
  * in this process) for root and where no user namespace can be made. */
 struct isd_storage_counter;
 int isd_storage_counter_start(char *const *paths, const struct timespec *since, struct isd_storage_counter **out);
-/* isd_storage_account_all of paths and since (those given at the start);
+/* isd_storage_account_limited of paths and since (those given at the start);
  * the counting process gone, u->unaccounted says so. */
 int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths, const struct timespec *since,
-			      struct isd_storage_usage *u);
+			      const struct isd_storage_limits *lim, struct isd_storage_usage *u);
 /* Its pid (0 for none): not part of the sandbox it watches. */
 pid_t isd_storage_counter_pid(const struct isd_storage_counter *c);
 void isd_storage_counter_stop(struct isd_storage_counter *c);

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* --storage-opt's values (src/storage.c): sizes with their suffixes,
- * percentage floors, what overflows, junk and keys given twice. */
+ * percentage floors, what overflows, junk and keys given twice; a count
+ * stopping at its limits. */
 #include "check.h"
 #include "isd/storage.h"
 
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int parse(const char *arg, struct isd_storage_opts *o)
 {
@@ -22,6 +28,37 @@ static void refused(const char *arg)
 	CHECKF(strstr(isd_error_message(), "--storage-opt") != NULL, "%s: message %s", arg, isd_error_message());
 	/* nothing of a refused argument is kept */
 	CHECKF(!o.size && !o.inodes && !o.min_free_set, "%s left values behind", arg);
+}
+
+/* A count of a running sandbox stops once it is over a limit (the
+ * watcher then counts again frozen); without one it counts everything. */
+static void limited_count(void)
+{
+	char dir[] = "/tmp/isd-test-storage.XXXXXX", path[64];
+	struct isd_storage_limits over = {.inodes = 100, .drop_bytes = UINT64_MAX, .drop_inodes = UINT64_MAX};
+	struct isd_storage_limits far = {.inodes = 10000, .drop_bytes = UINT64_MAX, .drop_inodes = UINT64_MAX};
+	struct isd_storage_usage u;
+	char *paths[] = {dir, NULL};
+
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	for (int i = 0; i < 500; i++) {
+		snprintf(path, sizeof(path), "%s/f%d", dir, i);
+		close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	}
+	CHECK(isd_storage_account_limited(paths, NULL, &over, &u) == 0 && u.interrupted && u.inodes <= 200);
+	free(u.unaccounted);
+	CHECK(isd_storage_account_limited(paths, NULL, &far, &u) == 0 && !u.interrupted && u.inodes == 501);
+	free(u.unaccounted);
+	CHECK(isd_storage_account_all(paths, NULL, &u) == 0 && !u.interrupted && u.inodes == 501);
+	free(u.unaccounted);
+	for (int i = 0; i < 500; i++) {
+		snprintf(path, sizeof(path), "%s/f%d", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
 }
 
 int main(void)
@@ -95,5 +132,6 @@ int main(void)
 		arg[sizeof(arg) - 1] = '\0';
 		refused(arg);
 	}
+	limited_count();
 	return check_result();
 }
