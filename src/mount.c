@@ -194,11 +194,12 @@ static int attach_at(struct isd_mount_builder *b, int mfd, const char *path, enu
  * the mount: the directory stays empty, which costs function only. */
 static int setup_mqueue(struct isd_mount_builder *b, int dev)
 {
+	static const char *const opts[] = {"source", "mqueue", NULL}; /* as runc and crun name it */
 	_cleanup_close_ int mq = -1;
 
 	if (mkdirat(dev, "mqueue", 0755) < 0)
 		return isd_error(-errno, "creating /dev/mqueue");
-	mq = isd_mount_new_fs("mqueue", NULL, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/mqueue");
+	mq = isd_mount_new_fs("mqueue", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/mqueue");
 	if (mq == -EPERM || mq == -EACCES) {
 		isd_error_clear();
 		return 0;

@@ -190,3 +190,37 @@ c["process"]["args"] = ["sh", "-c", "grep -E \"^Max (open files|core file size)\
 	expect_contains "$crun_out" "EROFS" "crun: the read-only bind"
 	expect_eq "$isd_out" "$crun_out" "config mounts, rlimits, maskedPaths and readonlyPaths"
 }
+
+# linux.namespaces with a path: both runtimes put the payload in the
+# network, uts and ipc namespaces of a process the test made.  As root
+# only: rootless crun runs in a user namespace of the test's own, from
+# which the holder's namespaces cannot be joined.
+test_namespaces_joined() {
+	host_root || skip "crun joins namespaces by path here only as the machine's root"
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	unshare --net --uts --ipc sleep 600 &
+	holder=$!
+	at_teardown "kill $holder 2>/dev/null"
+	wait_until 10 sh -c "[ \"\$(readlink /proc/$holder/ns/uts)\" != \"\$(readlink /proc/self/ns/uts)\" ]" ||
+		fail "unshare did not start"
+	diff_bundle "ns = {'network': 'net', 'uts': 'uts', 'ipc': 'ipc'}
+c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] not in ns]
+c['linux']['namespaces'] += [{'type': t, 'path': '/proc/$holder/ns/' + f} for t, f in ns.items()]
+c['process']['args'] = ['sh', '-c', 'for n in net uts ipc; do readlink /proc/self/ns/\$n; done']"
+	ln -sf busybox "$T/b/rootfs/bin/readlink"
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$crun_out" "$(for n in net uts ipc; do readlink /proc/$holder/ns/$n; done)" "crun: the joined namespaces"
+	expect_eq "$isd_out" "$crun_out" "the joined namespaces"
+}
+
+# /dev/mqueue: both mount the container's message queues with the same
+# flags.
+test_mqueue() {
+	diff_bundle 'c["process"]["args"] = ["sh", "-c", "grep \" /dev/mqueue \" /proc/self/mountinfo | cut -d\" \" -f5,6,9"]'
+	ln -sf busybox "$T/b/rootfs/bin/cut"
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "/dev/mqueue" "crun: /dev/mqueue"
+	expect_eq "$isd_out" "$crun_out" "/dev/mqueue"
+}
