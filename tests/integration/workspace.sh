@@ -97,6 +97,19 @@ test_cow_session_lifecycle() {
 	expect_contains "$err" "belongs to $P"
 }
 
+# The count at exit takes an upper layer it can read and finds empty as
+# no change (no owner's view needed); one the payload made unreadable,
+# with a change in it, is still counted and kept.
+test_cow_change_count_unreadable_root() {
+	make_project
+	run_isd exec --profile none --workspace "$P:cow" -- sh -c 'chmod 0755 . && echo x >made && chmod 000 .'
+	expect_rc 0
+	expect_contains "$err" "keeps 1 change to $P" "a change below an unreadable root"
+	run_isd exec --profile none --workspace "$P:cow" -- chmod 0700 .
+	expect_rc 0
+	expect_not_contains "$err" "keeps" "the root's own mode is no change"
+}
+
 test_cow_session_survives_kill() {
 	make_project
 	"$ISD" exec --profile none --workspace "$P:cow" -- sh -c 'echo kept >survivor; sleep 60' >/dev/null 2>&1 &
