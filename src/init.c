@@ -166,12 +166,16 @@ int isd_init_apply_rlimits(const struct isd_spec *spec)
 	return 0;
 }
 
+/* SETUP_FD, but in a payload given preserved descriptors: 3 is the
+ * first of those then, and its setup socket elsewhere. */
+static int report_fd = SETUP_FD;
+
 static _Noreturn void report_and_exit(int code)
 {
 	struct setup_message msg = {.type = SETUP_ERROR, .exit_code = code};
 
 	snprintf(msg.text, sizeof(msg.text), "%s", isd_error_message()[0] ? isd_error_message() : "sandbox setup failed");
-	(void)!send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL);
+	(void)!send(report_fd, &msg, sizeof(msg), MSG_NOSIGNAL);
 	_exit(code);
 }
 
@@ -282,6 +286,27 @@ static int wait_at_start_gate(const struct isd_init_args *a)
 	return 0;
 }
 
+/* The caller's preserved descriptors at 3, 4, ... (not close-on-exec),
+ * the setup socket moved above them for the last reports. */
+static int hand_over_preserved(const struct isd_mount_extras *x)
+{
+	size_t n = x->n_preserved_fds;
+	int fd;
+
+	if (!n)
+		return 0;
+	fd = fcntl(SETUP_FD, F_DUPFD_CLOEXEC, (int)(3 + n));
+	if (fd < 0)
+		return isd_error(-errno, "moving the setup socket above the preserved descriptors");
+	report_fd = fd;
+	for (size_t i = 0; i < n; i++)
+		if (dup2(x->preserved_fds[i], (int)(3 + i)) < 0)
+			return isd_error(-errno, "handing descriptor %zu to the payload", 3 + i);
+	for (size_t i = 0; i < n; i++)
+		close(x->preserved_fds[i]);
+	return 0;
+}
+
 static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t *old_mask, int pty_slave)
 {
 	const struct isd_spec *spec = a->spec;
@@ -322,6 +347,8 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 		r = hand_over_activity_listener(a->activity);
 	if (r == 0 && a->start_gate_fd >= 0 && (r = wait_at_start_gate(a)) == -ENOENT)
 		report_and_exit(ISD_EXIT_NOT_FOUND);
+	if (r == 0)
+		r = hand_over_preserved(&a->extras);
 	if (r == 0)
 		r = isd_seccomp_install(a->seccomp);
 	if (r < 0)
@@ -534,6 +561,9 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	close(SETUP_FD);
 	if (a->start_gate_fd >= 0)
 		close(a->start_gate_fd);
+	/* the payload's now: init holds none (a pipe's end would stay open) */
+	for (size_t i = 0; i < a->extras.n_preserved_fds; i++)
+		close(a->extras.preserved_fds[i]);
 	if (spec->build_caps && isd_caps_drop_all() < 0)
 		kill(payload, SIGKILL);
 	r = isd_init_run_until(payload, spec->pid_host ? ISD_INIT_DEATH_SIGNAL : 0);

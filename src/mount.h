@@ -18,6 +18,10 @@ struct isd_mount_extras {
 	bool cgroup2;            /* mount the sandbox's own cgroup2 at /sys/fs/cgroup */
 	bool no_nested_mounts;   /* the payload can mount nothing (seccomp) */
 	bool mqueue;             /* the IPC namespace's mqueue at /dev/mqueue (isd-runtime's config) */
+	/* isd_sandbox_detached's preserved_fds: kept open into the sandbox
+	 * and handed to the payload as 3, 4, ... */
+	const int *preserved_fds;
+	size_t n_preserved_fds;
 	const char *workspace_upper; /* the cow workspace's session: overlay upper */
 	const char *workspace_work;  /* and work directories */
 	/* per spec mount, for agent_state ones (src/agent-state.c): the

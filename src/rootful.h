@@ -23,7 +23,7 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 void isd_rootful_release(const struct isd_spec *spec, struct isd_mount_extras *extras);
 
 /* In the sandbox's first process: closes every descriptor from first on
- * but the prepared ones and also_keep (-1: none). */
+ * but the prepared ones, the preserved ones and also_keep (-1: none). */
 void isd_rootful_close_other_fds(const struct isd_spec *spec, const struct isd_mount_extras *extras,
 				 unsigned first, int also_keep);
 

@@ -33,6 +33,7 @@
 struct create_opts {
 	const char *id, *bundle, *pid_file, *console_socket;
 	bool detach; /* run -d */
+	uint32_t preserve_fds; /* --preserve-fds: 3 .. 3+N-1 go to the payload */
 };
 
 enum { O_BUNDLE = 1, O_PID_FILE, O_CONSOLE_SOCKET, O_NO_PIVOT, O_NO_NEW_KEYRING, O_PRESERVE_FDS, O_DETACH,
@@ -61,6 +62,28 @@ static void create_usage(FILE *out)
 	      out);
 }
 
+#define RT_MAX_PRESERVED_FDS 1000
+
+/* --preserve-fds N: the engine's descriptors 3 .. 3+N-1 (conmon's
+ * sockets for socket activation), each open, copied above the numbers
+ * the sandbox uses itself (isd_sandbox_detached.preserved_fds). */
+static int copy_preserved(uint32_t n, int **out)
+{
+	_cleanup_free_ int *fds = n ? isd_xcalloc(n, sizeof(int)) : NULL;
+
+	for (uint32_t i = 0; i < n; i++) {
+		fds[i] = fcntl((int)(3 + i), F_DUPFD_CLOEXEC, (int)(3 + n + 16));
+		if (fds[i] < 0) {
+			int r = isd_error(-errno, "--preserve-fds %u: descriptor %u", n, 3 + i);
+			while (i-- > 0)
+				close(fds[i]);
+			return r;
+		}
+	}
+	*out = isd_steal_ptr(fds);
+	return 0;
+}
+
 static int parse_create(int argc, char **argv, bool run, struct create_opts *o)
 {
 	struct rt_args a = RT_ARGS(run ? "run" : "create", create_opts_table, create_usage, argc, argv);
@@ -78,9 +101,10 @@ static int parse_create(int argc, char **argv, bool run, struct create_opts *o)
 			o->console_socket = a.value;
 			break;
 		case O_PRESERVE_FDS:
-			if (isd_parse_uint32(a.value, &n) < 0 || n)
-				return rt_failf("%s: --preserve-fds %s: isd hands no descriptors but stdio to the container",
-						a.cmd, a.value);
+			if (isd_parse_uint32(a.value, &n) < 0 || n > RT_MAX_PRESERVED_FDS)
+				return rt_failf("%s: --preserve-fds %s: not a count of descriptors (0 to %d)", a.cmd, a.value,
+						RT_MAX_PRESERVED_FDS);
+			o->preserve_fds = n;
 			break;
 		case O_DETACH:
 			o->detach = true;
@@ -234,6 +258,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	struct rt_state st = {0};
 	struct rt_ns joined;
 	char cgroup_name[64];
+	_cleanup_free_ int *preserved = NULL;
 	_cleanup_free_ char *bundle = NULL;
 	_cleanup_close_ int dirfd = -1, rootfd = -1, gate = -1;
 	bool made = false;
@@ -276,6 +301,11 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	d.cgroup_path = extra.cgroup_dir;
 	d.cgroup_name = cgroup_name;
 	d.mqueue = rt_wants_mqueue(&extra);
+	r = copy_preserved(o->preserve_fds, &preserved);
+	if (r < 0)
+		goto out;
+	d.preserved_fds = preserved;
+	d.n_preserved_fds = o->preserve_fds;
 	fflush(NULL);
 	code = rt_ns_create_detached(&spec, &joined, &d);
 	if (code == ISD_EXIT_NOT_FOUND)
@@ -336,6 +366,8 @@ out:
 			rt_container_remove(rootfd, o->id);
 	}
 	free(d.cgroup_dir);
+	for (size_t i = 0; preserved && i < o->preserve_fds; i++)
+		close(preserved[i]);
 	rt_ns_close(&joined);
 	rt_state_free(&st);
 	isd_spec_free(&spec);

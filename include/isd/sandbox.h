@@ -38,6 +38,11 @@ struct isd_sandbox_detached {
 	const char *cgroup_path, *cgroup_name;
 	/* In: the IPC namespace's message queues at /dev/mqueue. */
 	bool mqueue;
+	/* In: descriptors the payload gets as 3, 4, ... (isd-runtime's
+	 * --preserve-fds), none of them below 3 + n_preserved_fds + 16 (the
+	 * sandbox's own fixed numbers are small); n = 0: stdio only. */
+	const int *preserved_fds;
+	size_t n_preserved_fds;
 	/* Out */
 	pid_t init_pid;   /* the sandbox's pid 1, as the caller sees it */
 	int pty_master;   /* spec->tty: the pty's master, else -1 (the caller's to close) */

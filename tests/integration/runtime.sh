@@ -666,3 +666,26 @@ assert any(m["destination"] == "/dev/mqueue" and m["type"] == "mqueue" for m in 
 	expect_rc 0 "run (stderr: $err)"
 	expect_eq "$(printf '%s\n' "$out" | awk '$5 == "/dev/mqueue" { for (i = 7; i <= NF; i++) if ($i == "-") print $(i + 1), ($6 ~ /nosuid/ && $6 ~ /nodev/ && $6 ~ /noexec/) }')" "mqueue 1" "/dev/mqueue is an mqueue, nosuid,nodev,noexec"
 }
+
+# --preserve-fds N: the caller's descriptors 3 .. 3+N-1 are the payload's
+# 3 .. 3+N-1 (conmon's sockets for socket activation); no others.
+test_preserve_fds() {
+	at_teardown cleanup_containers
+	echo from-fd-4 >"$T/in4"
+	make_bundle "$T/b" 'c["process"]["args"] = ["sh", "-c", "echo to-fd-3 >&3; cat <&4; ls /proc/self/fd"]'
+	"$ISD_RUNTIME" --root "$T/state" run --preserve-fds 2 --bundle "$T/b" f1 >"$T/out" 2>"$T/err" </dev/null 3>"$T/out3" 4<"$T/in4"
+	expect_eq "$?" 0 "run --preserve-fds 2 (stderr: $(cat "$T/err"))"
+	expect_eq "$(cat "$T/out3")" to-fd-3 "the payload wrote to the caller's descriptor 3"
+	expect_eq "$(head -n 1 "$T/out")" from-fd-4 "the payload read the caller's descriptor 4"
+	expect_eq "$(tail -n +2 "$T/out" | sort -n | tr '\n' ' ')" "0 1 2 3 4 5 " "the payload's descriptors (5: ls's own)"
+	# created, then started: the descriptors wait with the container
+	make_bundle "$T/b2" 'c["process"]["args"] = ["sh", "-c", "echo later >&3"]'
+	"$ISD_RUNTIME" --root "$T/state" create --preserve-fds 1 --bundle "$T/b2" f2 >"$T/out" 2>"$T/err" </dev/null 3>"$T/out3b"
+	expect_eq "$?" 0 "create --preserve-fds 1 (stderr: $(cat "$T/err"))"
+	rt start f2
+	expect_rc 0 "start"
+	wait_until 10 grep -q later "$T/out3b" || fail "the started payload did not write to descriptor 3"
+	rt create --preserve-fds 40 --bundle "$T/b2" f3
+	expect_rc 1 "--preserve-fds naming descriptors that are not open"
+	expect_contains "$err" "--preserve-fds 40: descriptor " "the message names the first one missing"
+}
