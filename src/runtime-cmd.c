@@ -227,6 +227,19 @@ int rt_write_pid_file(const char *path, pid_t pid)
 	return r < 0 ? isd_error_prefix(r, "writing the pid file: ") : 0;
 }
 
+void rt_seccomp_from_state(struct isd_spec *spec, const char *id)
+{
+	/* run.oci.isd.seccomp=agent made it "default": stacked, both apply
+	 * (every engine's run has a linux.seccomp: podman's, Docker's) */
+	if (strcmp(spec->seccomp, "unconfined") != 0) {
+		free(spec->seccomp_also);
+		spec->seccomp_also = spec->seccomp;
+	} else {
+		free(spec->seccomp);
+	}
+	spec->seccomp = isd_xasprintf("%s/%s/%s", rt_global.root, id, RT_SECCOMP);
+}
+
 /* linux.seccomp is the payload's filter (the sandbox installs one):
  * compiled from the container's own copy, where exec finds it too. */
 static int use_config_seccomp(struct isd_spec *spec, const struct isd_oci_extra *x, int dirfd, const char *id)
@@ -235,14 +248,10 @@ static int use_config_seccomp(struct isd_spec *spec, const struct isd_oci_extra 
 
 	if (!x->seccomp)
 		return 0;
-	if (strcmp(spec->seccomp, "unconfined") != 0)
-		return RT_ERR(-EOPNOTSUPP, "%s: linux.seccomp together with %s=agent: one filter only, for now",
-			      x->config_path, ISD_OCI_ANNOTATION_SECCOMP);
 	r = isd_replace_file_at(dirfd, RT_SECCOMP, x->seccomp, strlen(x->seccomp), 0600, false);
 	if (r < 0)
 		return isd_error_prefix(r, "keeping the seccomp profile of container %s: ", id);
-	free(spec->seccomp);
-	spec->seccomp = isd_xasprintf("%s/%s/%s", rt_global.root, id, RT_SECCOMP);
+	rt_seccomp_from_state(spec, id);
 	return 0;
 }
 

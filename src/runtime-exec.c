@@ -183,8 +183,10 @@ static int apply_process_file(const char *path, struct isd_spec *spec)
 		json_object_put(o);
 		return r;
 	}
-	if (json_object_object_get_ex(o, "terminal", &v))
-		spec->tty = json_object_get_boolean(v);
+	/* The file is the whole process: Go's encoders (podman, conmon's
+	 * callers) leave a false terminal out, so absent is false, not the
+	 * container's (a container with -t, exec without) */
+	spec->tty = json_object_object_get_ex(o, "terminal", &v) && json_object_get_boolean(v);
 	if (json_object_object_get_ex(o, "user", &u)) {
 		if (json_object_object_get_ex(u, "uid", &v))
 			spec->uid = (uint32_t)json_object_get_int64(v);
@@ -285,10 +287,8 @@ int rt_cmd_exec(int argc, char **argv)
 		r = apply_process_file(o.process, &spec);
 	if (r == 0)
 		r = apply_options(&o, &spec);
-	if (r == 0 && faccessat(dirfd, RT_SECCOMP, F_OK, 0) == 0) {
-		free(spec.seccomp);
-		spec.seccomp = isd_xasprintf("%s/%s/%s", rt_global.root, o.id, RT_SECCOMP);
-	}
+	if (r == 0 && faccessat(dirfd, RT_SECCOMP, F_OK, 0) == 0)
+		rt_seccomp_from_state(&spec, o.id);
 	if (r == 0 && spec.tty && !o.console_socket && o.detach)
 		r = RT_ERR(-EINVAL, "exec: a terminal with --detach needs --console-socket to receive it");
 	/* the container may be stopped, deleted or exec'd into meanwhile */

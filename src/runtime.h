@@ -130,6 +130,9 @@ int rt_delete_locked(int dirfd, const char *id, bool force);
 /* runtime-cmd.c, for exec too */
 struct isd_spec;
 struct isd_oci_extra;
+/* spec->seccomp: the container's RT_SECCOMP, with the annotation's profile
+ * (if any) stacked in spec->seccomp_also. */
+void rt_seccomp_from_state(struct isd_spec *spec, const char *id);
 struct isd_spec;
 struct isd_oci_extra;
 /* runtime-config.c: what of extra the sandbox carries out, into spec; the

@@ -181,7 +181,7 @@ int isd_sandbox_enter(const struct isd_spec *spec, pid_t init_pid, const char *c
 	e->pid = -1;
 	e->pty_master = -1;
 	isd_landlock_plan(spec, &landlock);
-	if (isd_seccomp_prepare(spec->seccomp, &seccomp) < 0)
+	if (isd_seccomp_prepare_stacked(spec->seccomp, spec->seccomp_also, &seccomp) < 0)
 		goto out;
 	pidfd = (int)syscall(SYS_pidfd_open, init_pid, 0);
 	if (pidfd < 0) {

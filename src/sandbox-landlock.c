@@ -629,7 +629,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	pid_t pid, self = getpid();
 
 	isd_cgroup_init(&cg);
-	if ((r = isd_seccomp_prepare(spec->seccomp, &t.seccomp)) < 0 || (r = isd_tier_socket_filter(spec, &t.sockets)) < 0 ||
+	if ((r = isd_seccomp_prepare_stacked(spec->seccomp, spec->seccomp_also, &t.seccomp)) < 0 || (r = isd_tier_socket_filter(spec, &t.sockets)) < 0 ||
 	    (r = isd_cgroup_prepare(&spec->limits, &cg)) < 0 || (r = isd_spec_create_sources(spec)) < 0 ||
 	    (r = isd_workspace_prepare_host(spec, &ws_host)) < 0 || (r = isd_proxy_new(spec, &proxy)) < 0)
 		goto out;

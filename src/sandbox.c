@@ -274,7 +274,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	args.start_gate_fd = d ? d->start_gate_fd : -1;
 	args.detached = d != NULL;
 	args.shared_ns = d ? d->shared_ns : 0;
-	r = isd_seccomp_prepare(spec->seccomp, &seccomp);
+	r = isd_seccomp_prepare_stacked(spec->seccomp, spec->seccomp_also, &seccomp);
 	if (r < 0)
 		goto out;
 	if (d && d->cgroup_path)

@@ -655,10 +655,30 @@ int isd_seccomp_prepare_buffer(const char *buf, size_t len, const char *label, s
 	return 0;
 }
 
+int isd_seccomp_prepare_stacked(const char *name_or_path, const char *also, struct isd_seccomp_program *out)
+{
+	struct isd_seccomp_program *p;
+	int r;
+
+	if ((r = isd_seccomp_prepare(name_or_path, out)) < 0 || !also)
+		return r;
+	p = isd_xcalloc(1, sizeof(*p));
+	if ((r = isd_seccomp_prepare(also, p)) < 0) {
+		free(p);
+		isd_seccomp_program_free(out);
+		return r;
+	}
+	out->also = p;
+	return 0;
+}
+
 int isd_seccomp_install(const struct isd_seccomp_program *prog)
 {
 	struct sock_fprog fprog;
+	int r;
 
+	if (prog && prog->also && (r = isd_seccomp_install(prog->also)) < 0)
+		return r;
 	if (!prog || prog->unconfined)
 		return 0;
 	if (!prog->filter || prog->len == 0)
@@ -681,6 +701,8 @@ bool isd_seccomp_always_refuses(const struct isd_seccomp_program *prog, const ch
 	bool constant;
 	int64_t action;
 
+	if (prog && prog->also && isd_seccomp_always_refuses(prog->also, name))
+		return true;
 	if (!prog || prog->unconfined || !prog->filter || d.nr < 0)
 		return false;
 	action = isd_seccomp_bpf_run(prog->filter, prog->len, &d, &steps, &constant);
@@ -694,6 +716,10 @@ void isd_seccomp_program_free(struct isd_seccomp_program *prog)
 {
 	if (!prog)
 		return;
+	if (prog->also) {
+		isd_seccomp_program_free(prog->also);
+		free(prog->also);
+	}
 	free(prog->filter);
 	free(prog->name);
 	free(prog->profile_path);

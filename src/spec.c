@@ -47,6 +47,7 @@ void isd_spec_free(struct isd_spec *spec)
 	free(spec->workdir);
 	free(spec->hostname);
 	free(spec->seccomp);
+	free(spec->seccomp_also);
 	free(spec->activity_log);
 	free(spec->isolation_why);
 	free(spec->limits.cpuset_cpus);

@@ -44,8 +44,8 @@ struct isd_cgroup {
 	int origin_fd;            /* supervisor-leaf case: the cgroup isd came from, else -1 */
 	unsigned origin_enabled;  /* controllers isd enabled in origin's subtree_control */
 	uint64_t memory_max;      /* the memory limit written, for the OOM line; 0 = none */
-	char name[64];            /* basename of path */
-	char supervisor_name[80]; /* leaf isd moved itself into, "" when none */
+	char name[NAME_MAX + 1];  /* basename of path: an engine's libpod-<64 hex> too */
+	char supervisor_name[NAME_MAX + 12]; /* leaf isd moved itself into, "" when none */
 	char path_buf[PATH_MAX];
 };
 

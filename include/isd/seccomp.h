@@ -22,21 +22,27 @@ struct isd_seccomp_program {
 	bool unconfined;
 	bool from_cache;
 	unsigned int flags; /* SECCOMP_FILTER_FLAG_* from the profile's "flags" */
+	/* A filter installed before this one, NULL for none: the kernel
+	 * runs both and the stricter answer wins. */
+	struct isd_seccomp_program *also;
 };
 
 /* In the parent, before any namespace is created: resolve NAME|PATH, load
  * the cached BPF or compile it.  NULL means "default"; "unconfined" sets
  * unconfined and compiles nothing. */
 int isd_seccomp_prepare(const char *name_or_path, struct isd_seccomp_program *out);
+/* NAME_OR_PATH as above with ALSO (NULL: none) stacked in out->also. */
+int isd_seccomp_prepare_stacked(const char *name_or_path, const char *also, struct isd_seccomp_program *out);
 /* The same for a profile in memory (an OCI config's linux.seccomp), LABEL
  * naming it in messages; compiled every time, never cached. */
 int isd_seccomp_prepare_buffer(const char *buf, size_t len, const char *label, struct isd_seccomp_program *out);
 /* In the sandbox child, the very last step before execve (no_new_privs
  * already set, all caps dropped).  Does not allocate.  No-op when
- * unconfined. */
+ * unconfined.  prog->also first: isd's own agent filter allows seccomp(2),
+ * an engine's profile may not. */
 int isd_seccomp_install(const struct isd_seccomp_program *prog);
-/* True when PROG refuses syscall NAME of the native ABI whatever its
- * arguments (false when unconfined, allowed or argument-checked). */
+/* True when PROG (or its also) refuses syscall NAME of the native ABI whatever
+ * its arguments (false when unconfined, allowed or argument-checked). */
 bool isd_seccomp_always_refuses(const struct isd_seccomp_program *prog, const char *name);
 void isd_seccomp_program_free(struct isd_seccomp_program *prog);
 /* `isd seccomp SUBCOMMAND ...` (argv[0] == "seccomp"): the exit status. */

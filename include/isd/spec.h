@@ -170,6 +170,9 @@ struct isd_spec {
 	bool pid_host; /* --pid=host: no pid namespace, outer /proc bound read-only */
 
 	char *seccomp; /* profile name or path; "unconfined" disables it */
+	/* A second profile stacked with seccomp, NULL for none: isd-runtime's
+	 * run.oci.isd.seccomp=agent beside the config's linux.seccomp. */
+	char *seccomp_also;
 	bool landlock_off; /* --security-opt landlock=off (landlock.h) */
 	/* --isolation (src/isolation.h): as asked, and the tier that
 	 * isd_isolation_resolve() chose (full or landlock), with why */

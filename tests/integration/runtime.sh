@@ -358,6 +358,22 @@ test_exec_tty() {
 	expect_contains "$(cat "$T/console.out")" "exec-on-a-tty" "the exec'd process's terminal came over the socket"
 }
 
+# podman exec without -t into a container run with -t: conmon's --process
+# file has no "terminal" (Go leaves a false one out), which is false.
+test_exec_process_without_terminal() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["process"]["terminal"] = True; c["process"]["args"] = ["sleep", "600"]'
+	console_receiver
+	rt run -d --bundle "$T/b" --console-socket "$T/console.sock" x3
+	expect_rc 0 "run -d with a terminal"
+	printf '{"args": ["sh", "-c", "test -t 1 || echo no-terminal; exit 4"], "env": ["PATH=/bin"], "cwd": "/"}' >"$T/process.json"
+	rt exec --process "$T/process.json" x3
+	expect_rc 4 "exec --process without terminal: the exit status ($err)"
+	expect_eq "$out" no-terminal "exec --process without terminal: no terminal"
+	rt exec --process "$T/process.json" --detach --pid-file "$T/epid" x3
+	expect_rc 0 "exec --process --detach without terminal or console socket ($err)"
+}
+
 test_hooks() {
 	at_teardown cleanup_containers
 	make_bundle "$T/b" 'import os
@@ -523,6 +539,43 @@ ns_holder() {
 # linux.namespaces with a path: the payload is in the namespace the test
 # made (the same inode in /proc/self/ns), as root and rootless (where the
 # user namespace is joined too, as rootless podman passes it).
+# run.oci.isd.seccomp=agent beside the config's linux.seccomp (every
+# engine writes one): both filters, in the container and in exec.
+test_annotation_seccomp_stacked() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["annotations"] = {"run.oci.isd.seccomp": "agent"}
+c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["kill"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}
+c["process"]["args"] = ["sh", "-c", "grep ^Seccomp_filters: /proc/self/status; unshare -U true 2>/dev/null || echo unshare-refused; kill -0 $$ 2>/dev/null || echo kill-refused; exec sleep 600"]'
+	ln -sf busybox "$T/b/rootfs/bin/unshare" && ln -sf busybox "$T/b/rootfs/bin/grep" || fail "cannot link the applets"
+	rt run -d --bundle "$T/b" --pid-file "$T/pid" s1
+	expect_rc 0 "run -d with linux.seccomp and run.oci.isd.seccomp=agent ($err)"
+	rt exec s1 sh -c 'grep ^Seccomp_filters: /proc/self/status; unshare -U true 2>/dev/null || echo unshare-refused; kill -0 $$ 2>/dev/null || echo kill-refused'
+	expect_eq "$out" "$(printf 'Seccomp_filters:\t2\nunshare-refused\nkill-refused')" "exec: both filters (the agent's, the config's)"
+	rt delete --force s1
+	make_bundle "$T/b2" 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW"}
+c["process"]["args"] = ["sh", "-c", "grep ^Seccomp_filters: /proc/self/status; unshare -U true 2>/dev/null && echo unshare-allowed"]'
+	ln -sf busybox "$T/b2/rootfs/bin/unshare" && ln -sf busybox "$T/b2/rootfs/bin/grep" || fail "cannot link the applets"
+	rt run --bundle "$T/b2" s2
+	expect_eq "$out" "$(printf 'Seccomp_filters:\t1\nunshare-allowed')" "without the annotation: the config's filter only"
+}
+
+# podman's cgroupsPath: /libpod_parent/libpod-<the 64 hex digits of the id>
+test_cgroups_path_engine_name() {
+	at_teardown cleanup_containers
+	mnt=$(cg2_mount)
+	[ -n "$mnt" ] || skip "no cgroup2 hierarchy"
+	top="isd-rt-test-$$"
+	mkdir "$mnt/$top" 2>/dev/null || skip "cannot make cgroups in $mnt (no delegation)"
+	rmdir "$mnt/$top"
+	name=libpod-$(printf '%064d' 7)
+	at_teardown "rmdir '$mnt/$top/$name' '$mnt/$top' 2>/dev/null"
+	make_bundle "$T/b" "c['linux']['cgroupsPath'] = '/$top/$name'
+c['process']['args'] = ['sleep', '600']"
+	rt run -d --bundle "$T/b" --pid-file "$T/pid" e1
+	expect_rc 0 "run with cgroupsPath /$top/$name ($err)"
+	expect_eq "$(sed -n 's/^0:://p' /proc/"$(cat "$T/pid")"/cgroup)" "/$top/$name" "init's cgroup"
+}
+
 test_join_namespaces() {
 	at_teardown cleanup_containers
 	if [ "$(id -u)" -eq 0 ]; then
