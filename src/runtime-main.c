@@ -9,10 +9,12 @@
  */
 #define _GNU_SOURCE
 #include "runtime.h"
+#include "userns.h"
 #include "isd/util.h"
 #include "isd/visible.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <json-c/json.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,8 +46,8 @@ static void usage(FILE *out)
 	      "  spec [--rootless] [--bundle DIR]  write a default config.json\n"
 	      "\n"
 	      "Global options:\n"
-	      "  --root DIR            state directory (/run/isd-runtime as root, else\n"
-	      "                        $XDG_RUNTIME_DIR/isd-runtime)\n"
+	      "  --root DIR            state directory (/run/isd-runtime as the host's root,\n"
+	      "                        else $XDG_RUNTIME_DIR/isd-runtime)\n"
 	      "  --log FILE            append errors and warnings to FILE\n"
 	      "  --log-format text|json\n"
 	      "  --systemd-cgroup      cgroupsPath is slice:prefix:name\n"
@@ -219,9 +221,13 @@ static const struct rt_opt global_opts[] = {
 
 static char *default_root(void)
 {
-	const char *run = isd_runtime_dir();
+	const char *run = isd_runtime_dir(), *user = getenv("USER");
 
-	if (geteuid() == 0)
+	/* runc's rule: the root of another user namespace than the first
+	 * (rootless podman runs its runtime there) is a user, and its /run
+	 * is the host's, not writable */
+	if (geteuid() == 0 && (!run || isd_userns_ids_mapped("/proc/self/uid_map", 0, UINT32_MAX) ||
+			       (user && !strcmp(user, "root"))))
 		return isd_xstrdup("/run/isd-runtime");
 	if (!run)
 		return NULL;

@@ -576,6 +576,23 @@ c['process']['args'] = ['sleep', '600']"
 	expect_eq "$(sed -n 's/^0:://p' /proc/"$(cat "$T/pid")"/cgroup)" "/$top/$name" "init's cgroup"
 }
 
+# Rootless podman runs its runtime as root of its user namespace, with its
+# user's $XDG_RUNTIME_DIR: the state goes there, as runc's and crun's do
+# (the host's /run is not writable), unless USER=root.
+test_default_root_in_user_namespace() {
+	at_teardown cleanup_containers
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	unshare -r true 2>/dev/null || skip "unshare -r cannot make a user namespace here"
+	make_bundle "$T/b" 'c["process"]["args"] = ["sleep", "600"]'
+	mkdir -m 0700 "$T/xdg" && ln -s ../state "$T/xdg/isd-runtime" || fail "cannot make \$XDG_RUNTIME_DIR"
+	rt run -d --bundle "$T/b" u1
+	expect_rc 0 "run -d ($err)"
+	out=$(unshare -r env XDG_RUNTIME_DIR="$T/xdg" USER=someone "$ISD_RUNTIME" list -q 2>&1)
+	expect_eq "$out" u1 "root of a user namespace: the state in \$XDG_RUNTIME_DIR/isd-runtime"
+	out=$(unshare -r env XDG_RUNTIME_DIR="$T/xdg" USER=root "$ISD_RUNTIME" list -q 2>&1)
+	expect_not_contains "$out" u1 "USER=root: /run/isd-runtime"
+}
+
 test_join_namespaces() {
 	at_teardown cleanup_containers
 	if [ "$(id -u)" -eq 0 ]; then
