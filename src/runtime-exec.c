@@ -14,6 +14,7 @@
 #include "isd/sandbox.h"
 #include "isd/util.h"
 #include "pty.h"
+#include "userns.h"
 
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -204,6 +205,23 @@ static int apply_process_file(const char *path, struct isd_spec *spec)
 	return 0;
 }
 
+/* Without the config's uidMappings isd maps the payload's own uid and gid
+ * only (podman's rootful and rootless configs have none): another user's
+ * exec fails here by name, not at setresuid(2)'s EINVAL in the sandbox. */
+static int ids_mapped(pid_t pid, const struct isd_spec *spec)
+{
+	char uid_map[40], gid_map[40];
+
+	snprintf(uid_map, sizeof(uid_map), "/proc/%d/uid_map", (int)pid);
+	snprintf(gid_map, sizeof(gid_map), "/proc/%d/gid_map", (int)pid);
+	if (access(uid_map, R_OK) < 0 || access(gid_map, R_OK) < 0 ||
+	    (isd_userns_ids_mapped(uid_map, spec->uid, 1) && isd_userns_ids_mapped(gid_map, spec->gid, 1)))
+		return 0;
+	return RT_ERR(-EINVAL, "exec: user %u:%u: not an id of the container's user namespace (isd maps the "
+			       "container's own user only, without linux.uidMappings: exec as that user)",
+		      spec->uid, spec->gid);
+}
+
 static int apply_options(const struct exec_opts *o, struct isd_spec *spec)
 {
 	if (o->argv) {
@@ -300,6 +318,10 @@ int rt_cmd_exec(int argc, char **argv)
 	}
 	rt_default_home(&spec);
 	target = st.status == RT_RUNNING ? payload_of(&st) : -1;
+	if ((r = ids_mapped(target > 0 ? target : st.pid, &spec)) < 0) {
+		r = rt_fail();
+		goto out;
+	}
 	code = isd_sandbox_enter(&spec, target > 0 ? target : st.pid, st.cgroup, &e);
 	if (code == ISD_EXIT_NOT_FOUND)
 		rt_not_found_hint();

@@ -539,6 +539,20 @@ ns_holder() {
 # linux.namespaces with a path: the payload is in the namespace the test
 # made (the same inode in /proc/self/ns), as root and rootless (where the
 # user namespace is joined too, as rootless podman passes it).
+# exec as a user the container's namespace does not map (isd maps the
+# payload's own ids): refused by name, not setresuid's EINVAL.
+test_exec_unmapped_user() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" 'c["process"]["args"] = ["sleep", "600"]'
+	rt run -d --bundle "$T/b" x4
+	expect_rc 0 "run -d"
+	rt exec --user 1000 x4 true
+	expect_rc 1 "exec --user 1000"
+	expect_contains "$err" "exec: user 1000:0: not an id of the container's user namespace" "the refusal names the user"
+	rt exec --user 0:0 x4 sh -c 'exit 6'
+	expect_rc 6 "exec as the container's own user"
+}
+
 # run.oci.isd.seccomp=agent beside the config's linux.seccomp (every
 # engine writes one): both filters, in the container and in exec.
 test_annotation_seccomp_stacked() {

@@ -1,0 +1,262 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The real podman drives isd-runtime (podman --runtime isd-runtime), as
+# the host's root and rootless (the build's owner, or isdci): run, exit
+# statuses, a terminal (conmon's console socket), exec, kill, stop, rm,
+# and isd's annotations as a payload sees them.  The rootfs is busybox and
+# the static probe; nothing comes from a registry.
+#
+# This host's quirks, handled here: a hybrid cgroup layout whose cgroup2
+# hierarchy lacks the pids controller (podman's default --pids-limit
+# needs it: -1 there); no CAP_SYS_RESOURCE for the host's root, so the
+# container's hard limits are the caller's (--ulimit), podman's own
+# RLIMIT_NPROC being at most 32768.
+
+: "${ISD_RUNTIME:?ISD_RUNTIME must point at isd-runtime}"
+
+# Root of the machine, not of a user namespace (CI's nested tiers).
+host_root() {
+	[ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]
+}
+
+# rt_setup rootful|rootless: $ENGINE_USER, $R (the rootfs), $RUN_OPTS,
+# $STATE (isd-runtime's state directory as podman runs it), or skips.
+rt_setup() {
+	command -v podman >/dev/null || skip "podman (podman) is not installed"
+	command -v conmon >/dev/null || skip "conmon (conmon) is not installed"
+	[ -x /bin/busybox ] || skip "busybox (busybox-static) is not installed"
+	MODE=$1
+	if [ "$MODE" = rootful ]; then
+		host_root || skip "rootful podman needs the host's root: run the engine suite as root"
+		ENGINE_USER=root
+		STATE=/run/isd-runtime
+	elif [ "$(id -u)" -eq 0 ]; then
+		host_root || skip "rootless podman from root needs the host's root (runuser)"
+		ENGINE_USER=${ISD_ENGINE_USER:-$(stat -c %U "$ISD_RUNTIME")}
+		[ "$ENGINE_USER" = root ] && ENGINE_USER=isdci
+		id "$ENGINE_USER" >/dev/null 2>&1 || skip "no user $ENGINE_USER for rootless podman (ISD_ENGINE_USER names one)"
+		grep -q "^$ENGINE_USER:" /etc/subuid || skip "no /etc/subuid range for $ENGINE_USER (rootless podman needs one)"
+		STATE=$T/podman-run/isd-runtime
+	else
+		ENGINE_USER=$(id -un)
+		grep -q "^$ENGINE_USER:" /etc/subuid || skip "no /etc/subuid range for $ENGINE_USER (rootless podman needs one)"
+		STATE=$T/podman-run/isd-runtime
+	fi
+	chmod 0755 "$T"
+	R=$T/root
+	mkdir -p "$R/bin" "$R/proc" "$R/sys" "$R/dev" "$R/tmp" "$R/etc" "$T/podman-home" "$T/podman-run" ||
+		fail "cannot make the rootfs"
+	cp /bin/busybox "$R/bin/" && cp "$PROBE" "$R/probe" || fail "cannot fill the rootfs"
+	for a in sh cat echo grep id kill ls sleep touch unshare test tty; do
+		ln -sf busybox "$R/bin/$a"
+	done
+	chmod 0700 "$T/podman-run"
+	if [ "$ENGINE_USER" != root ] && [ "$(id -u)" -eq 0 ]; then
+		chown -R "$ENGINE_USER" "$R" "$T/podman-home" "$T/podman-run"
+	fi
+	# What podman made as subordinate ids, and whatever a failure left.
+	at_teardown 'pm rm -a -f -t 0 >/dev/null 2>&1; [ "$ENGINE_USER" = root ] || pm unshare rm -rf "$T/podman-home" 2>/dev/null'
+	RUN_OPTS="--network=none"
+	mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+	grep -qw pids "$mnt/cgroup.controllers" 2>/dev/null || RUN_OPTS="$RUN_OPTS --pids-limit=-1"
+	nofile=$(awk '/^Max open files/ {print $5}' /proc/self/limits)
+	[ "$nofile" = unlimited ] && nofile=1048576
+	nproc=$(awk '/^Max processes/ {print $4}' /proc/self/limits)
+	{ [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; } && nproc=32768
+	RUN_OPTS="$RUN_OPTS --ulimit nofile=$nofile:$nofile --ulimit nproc=$nproc:$nproc"
+}
+
+# pm ARGS...: podman as $ENGINE_USER with isd-runtime, all its state in
+# $T; stdout in $out, stderr in $err, status in $rc.
+pm() {
+	set -- --root "$T/podman-home/storage" --runroot "$T/podman-run/storage" --tmpdir "$T/podman-run/libpod" \
+		--cgroup-manager=cgroupfs --runtime "$ISD_RUNTIME" "$@"
+	if [ "$ENGINE_USER" = root ] || [ "$(id -u)" -ne 0 ]; then
+		set -- env HOME="$T/podman-home" XDG_RUNTIME_DIR="$T/podman-run" podman "$@"
+	else
+		set -- runuser -u "$ENGINE_USER" -- env -i HOME="$T/podman-home" XDG_RUNTIME_DIR="$T/podman-run" \
+			PATH=/usr/sbin:/usr/bin:/sbin:/bin podman "$@"
+	fi
+	if [ -n "${PM_INPUT:-}" ]; then
+		# podman on a terminal of script(1)'s, the input typed after
+		# the shell's prompt (script reads ahead of it otherwise)
+		(sleep 2; cat "$PM_INPUT") | script -qec "$(quote_all "$@")" /dev/null >"$T/out" 2>"$T/err"
+	else
+		"$@" >"$T/out" 2>"$T/err" </dev/null
+	fi
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	return 0
+}
+
+# The arguments as one shell command line, for script -c.
+quote_all() {
+	for a; do printf "'%s' " "$(printf '%s' "$a" | sed "s/'/'\\\\''/g")"; done
+}
+
+# The value of KEY in $out's "KEY:<tab>VALUE" or "KEY=VALUE" lines.
+val() {
+	printf '%s\n' "$out" | tr -d '\r' | sed -n "s/^$1[:=][[:space:]]*//p" | head -n1
+}
+
+# Nothing of container $1 is left: isd-runtime's state, its cgroup, a
+# mount, a process.
+expect_gone() {
+	[ ! -e "$STATE/$1" ] || fail "isd-runtime's state of $1 is left in $STATE"
+	left=$(find /sys/fs/cgroup -maxdepth 4 -name "libpod-$1*" 2>/dev/null | head -n3)
+	expect_eq "$left" "" "cgroups of the container left"
+	left=$(grep -c "$1" /proc/self/mountinfo)
+	expect_eq "$left" 0 "mounts of the container left"
+	# conmon may still be on its way out
+	wait_until 10 no_process_of "$1"
+	left=$(pgrep -f "$1" | head -n3 | tr '\n' ,)
+	expect_eq "$left" "" "processes of the container left: $(ps -o pid,args -p "${left%,}" 2>/dev/null)"
+}
+
+no_process_of() {
+	! pgrep -f "$1" >/dev/null
+}
+
+# run --rm: podman's confinement and isd's, ids, mounts, the exit status;
+# nothing left after.
+cell_run() {
+	rt_setup "$1"
+	# shellcheck disable=SC2086
+	pm run --rm --cidfile "$T/podman-home/cid" $RUN_OPTS --rootfs "$R" sh -c '
+		grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status; echo "uid=$(id -u)"
+		grep -c " /proc proc " /proc/self/mounts | sed "s/^/proc-mounts=/"
+		grep -q " /sys/fs/cgroup .*rw" /proc/self/mounts && echo cgroup-writable
+		ls /run/.containerenv >/dev/null 2>&1 && echo containerenv=yes
+		exit 3'
+	expect_eq "$rc" 3 "the payload's exit status through podman ($err)"
+	expect_eq "$(val CapEff)" 0000000000000000 "CapEff"
+	expect_eq "$(val NoNewPrivs)" 1 "NoNewPrivs"
+	expect_eq "$(val Seccomp)" 2 "Seccomp: podman's profile"
+	expect_eq "$(val uid)" 0 "the container's root"
+	expect_eq "$(val proc-mounts)" 1 "one /proc"
+	expect_not_contains "$out" cgroup-writable "/sys/fs/cgroup read-only"
+	expect_eq "$(val containerenv)" yes "podman's /run/.containerenv"
+	expect_gone "$(cat "$T/podman-home/cid")"
+	rm -f "$T/podman-home/cid"
+	pm run --rm --cidfile "$T/podman-home/cid" $RUN_OPTS --user 1000:1000 --rootfs "$R" sh -c 'echo "uid=$(id -u):$(id -g)"; kill -9 $$'
+	expect_eq "$rc" 137 "a payload killed by SIGKILL: 128+9 ($err)"
+	expect_eq "$(val uid)" 1000:1000 "--user 1000:1000"
+	expect_gone "$(cat "$T/podman-home/cid")"
+	pm run --rm $RUN_OPTS --rootfs "$R" /no-such-command
+	expect_eq "$rc" 127 "a missing command: podman's 127 ($err)"
+}
+
+# -t without input (the console socket, conmon's side of the terminal),
+# then -it with a terminal of script(1)'s and input through it.
+cell_tty() {
+	rt_setup "$1"
+	command -v script >/dev/null || skip "script (bsdutils) is not installed"
+	pm run --rm -t $RUN_OPTS --rootfs "$R" sh -c 'test -t 0 && test -t 1 && echo on-a-terminal; tty'
+	expect_eq "$rc" 0 "run -t ($err)"
+	expect_contains "$out" on-a-terminal "run -t: the payload's standard input and output"
+	expect_contains "$out" /dev/pts/ "run -t: a pseudo-terminal"
+	printf 'echo "typed-$((6 * 7))"\nexit 4\n' >"$T/input"
+	PM_INPUT=$T/input pm run --rm -it $RUN_OPTS --rootfs "$R" sh
+	expect_eq "$rc" 4 "run -it: the status of the shell's exit 4 ($err)"
+	expect_contains "$out" typed-42 "run -it: what was typed ran"
+}
+
+# exec: status, output, the container's files, a terminal, another user,
+# the same confinement.
+cell_exec() {
+	rt_setup "$1"
+	pm run -d --name x1 $RUN_OPTS --rootfs "$R" sh -c 'echo mark >/tmp/mark; exec sleep 600'
+	expect_eq "$rc" 0 "run -d ($err)"
+	wait_until 10 test -e "$R/tmp/mark" || fail "the container did not start: $(pm logs x1; echo "$out $err")"
+	pm exec x1 sh -c 'cat /tmp/mark; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status; exit 5'
+	expect_eq "$rc" 5 "exec: the exit status ($err)"
+	expect_contains "$out" mark "exec: the container's /tmp"
+	expect_eq "$(val CapEff)" 0000000000000000 "exec: CapEff"
+	expect_eq "$(val Seccomp)" 2 "exec: Seccomp"
+	pm exec -t x1 sh -c 'test -t 1 && echo exec-on-a-terminal'
+	expect_eq "$rc" 0 "exec -t ($err)"
+	expect_contains "$out" exec-on-a-terminal "exec -t: a terminal"
+	# isd maps the container's own user only (no linux.uidMappings from
+	# podman): another is refused by name
+	pm exec --user 1000 x1 id -u
+	expect_eq "$rc" 255 "exec --user 1000: the runtime refuses (podman's status for a failed exec)"
+	expect_contains "$err" "not an id of the container's user namespace" "exec --user 1000: why"
+	pm exec x1 /no-such-command
+	expect_eq "$rc" 127 "exec of a missing command ($err)"
+	pm inspect --format '{{.Id}}' x1
+	cid=$out
+	pm rm -f -t 0 x1
+	expect_eq "$rc" 0 "rm -f ($err)"
+	expect_gone "$cid"
+}
+
+# kill: the payload dies of the signal; stop: TERM reaches the payload,
+# which exits on its own, well before stop's timeout.
+cell_kill_stop() {
+	rt_setup "$1"
+	pm run -d --name k1 $RUN_OPTS --rootfs "$R" sleep 600
+	expect_eq "$rc" 0 "run -d ($err)"
+	pm kill k1
+	expect_eq "$rc" 0 "kill ($err)"
+	pm wait k1
+	expect_eq "$out" 137 "kill: the exit code, KILL's"
+	pm run -d --name k2 $RUN_OPTS --rootfs "$R" sh -c 'trap "echo got-term; exit 7" TERM; while :; do sleep 0.1; done'
+	expect_eq "$rc" 0 "run -d ($err)"
+	sleep 1
+	start=$(date +%s)
+	pm stop -t 20 k2
+	expect_eq "$rc" 0 "stop ($err)"
+	[ $(($(date +%s) - start)) -lt 15 ] || fail "stop waited for its timeout: TERM did not reach the payload"
+	pm inspect --format '{{.State.ExitCode}}' k2
+	expect_eq "$out" 7 "stop: the payload's own exit status after TERM"
+	pm logs k2
+	expect_contains "$out" got-term "the payload's TERM handler ran"
+	pm kill --signal HUP k2
+	[ "$rc" -ne 0 ] || fail "kill of a stopped container succeeded"
+	pm inspect --format '{{.Id}}' k2
+	cid=$out
+	pm rm k1 k2
+	expect_eq "$rc" 0 "rm ($err)"
+	expect_gone "$cid"
+}
+
+# isd's annotations as the payload sees them: run.oci.isd.seccomp=agent
+# stacks isd's agent filter on podman's (no new user namespace, no
+# TIOCSTI; exec too); a misspelt name and netless are refused by name.
+cell_annotations() {
+	rt_setup "$1"
+	probe='grep ^Seccomp_filters: /proc/self/status; unshare -U true 2>/dev/null && echo unshare=allowed || echo unshare=refused; echo "tiocsti=$(/probe tiocsti)"'
+	pm run --rm -t $RUN_OPTS --rootfs "$R" sh -c "$probe"
+	expect_eq "$rc" 0 "without annotations ($err)"
+	expect_eq "$(val Seccomp_filters)" 1 "without annotations: podman's filter only"
+	expect_eq "$(val unshare)" allowed "without annotations: podman's profile lets a user namespace be made"
+	pm run --rm -t --annotation run.oci.isd.seccomp=agent $RUN_OPTS --rootfs "$R" sh -c "$probe"
+	expect_eq "$rc" 0 "run.oci.isd.seccomp=agent ($err)"
+	expect_eq "$(val Seccomp_filters)" 2 "agent: isd's filter and podman's"
+	expect_eq "$(val unshare)" refused "agent: no new user namespace"
+	expect_eq "$(val tiocsti)" EPERM "agent: no TIOCSTI on the terminal"
+	pm run -d --name a1 --annotation run.oci.isd.seccomp=agent $RUN_OPTS --rootfs "$R" sleep 600
+	expect_eq "$rc" 0 "run -d with the annotation ($err)"
+	pm exec -t a1 sh -c "$probe"
+	expect_eq "$(val Seccomp_filters)" 2 "exec: both filters"
+	expect_eq "$(val unshare)" refused "exec: no new user namespace"
+	expect_eq "$(val tiocsti)" EPERM "exec: no TIOCSTI"
+	pm rm -f -t 0 a1
+	pm run --rm --annotation run.oci.isd.secomp=agent $RUN_OPTS --rootfs "$R" true
+	expect_eq "$rc" 126 "a misspelt isd annotation: the runtime refuses"
+	expect_contains "$err" "run.oci.isd.secomp: not an isd annotation" "the misspelt name, named"
+	pm run --rm --annotation run.oci.isd.network=netless $RUN_OPTS --rootfs "$R" true
+	expect_eq "$rc" 126 "run.oci.isd.network=netless: refused for now (isd-runtime(8))"
+	expect_contains "$err" "netless" "the refusal names netless"
+}
+
+test_rootful_run() { cell_run rootful; }
+test_rootful_tty() { cell_tty rootful; }
+test_rootful_exec() { cell_exec rootful; }
+test_rootful_kill_stop() { cell_kill_stop rootful; }
+test_rootful_annotations() { cell_annotations rootful; }
+test_rootless_run() { cell_run rootless; }
+test_rootless_tty() { cell_tty rootless; }
+test_rootless_exec() { cell_exec rootless; }
+test_rootless_kill_stop() { cell_kill_stop rootless; }
+test_rootless_annotations() { cell_annotations rootless; }
