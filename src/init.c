@@ -437,8 +437,15 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	if (a->shared_ns & CLONE_NEWUSER) {
 		/* isd-runtime joined a user namespace: its maps are made, and
 		 * init has every capability in it (setns gave them) until it
-		 * takes the payload's ids below. */
-		r = 0;
+		 * takes the payload's ids below.  Its root for the setup (the
+		 * caller's id may have no name there: files could not be
+		 * made), the capabilities kept through the change. */
+		if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0)
+			r = isd_error(-errno, "setting securebits");
+		else
+			r = isd_userns_become(0, 0);
+		if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+			r = isd_error(-errno, "setting the parent-death signal");
 	} else if (spec->n_uid_ranges || spec->idmapped) {
 		/* isd build: the parent writes maps of several ranges
 		 * (newuidmap), then sends a byte.  Setup runs as root of the

@@ -167,7 +167,7 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 		if (s->image < 0)
 			return isd_error(-errno, "opening the root filesystem %s", spec->rootfs ? spec->rootfs : "/");
 	}
-	if (spec->pid_host) {
+	if (spec->pid_host && !extras->pid_joined) {
 		s->proc = isd_mount_clone_tree(AT_FDCWD, "/proc", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
 		if (s->proc < 0)
 			return s->proc;
@@ -226,7 +226,7 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 		_cleanup_close_ int devdir = isd_mount_resolve_create(b, "/dev", ISD_NODE_DIR, true);
 		if (devdir < 0)
 			return devdir;
-		r = isd_mount_proc_hidden(b, devdir, !spec->pid_host, spec->network != ISD_NET_HOST);
+		r = isd_mount_proc_hidden(b, devdir, !spec->pid_host || extras->pid_joined, spec->network != ISD_NET_HOST);
 		if (r < 0)
 			return r;
 	}
@@ -283,7 +283,7 @@ static int setup_proc_sys(struct isd_mount_builder *b, const struct isd_spec *sp
 	_cleanup_close_ int proc = -1, sys = -1;
 	int r;
 
-	if (spec->pid_host) {
+	if (spec->pid_host && !extras->pid_joined) {
 		r = attach_at(b, s->proc, "/proc", ISD_NODE_DIR, "the outer /proc");
 	} else {
 		proc = isd_mount_new_fs("proc", NULL, attrs, "/proc");

@@ -22,6 +22,9 @@ struct isd_mount_extras {
 	 * and handed to the payload as 3, 4, ... */
 	const int *preserved_fds;
 	size_t n_preserved_fds;
+	/* spec->pid_host, but in a pid namespace isd-runtime joined: a
+	 * procfs of it, not the outer /proc */
+	bool pid_joined;
 	const char *workspace_upper; /* the cow workspace's session: overlay upper */
 	const char *workspace_work;  /* and work directories */
 	/* per spec mount, for agent_state ones (src/agent-state.c): the

@@ -2,7 +2,7 @@
 /*
  * linux.namespaces entries with a path: the container joins a namespace
  * the engine made (rootless podman's user and network namespaces, a pod's
- * infra container's net, ipc and uts).
+ * infra container's net, ipc, uts and pid).
  *
  * Every path is opened and its type checked (NS_GET_NSTYPE) while the
  * config is read, before anything exists on the system.  The joining
@@ -88,9 +88,12 @@ int rt_ns_plan(struct isd_spec *spec, const struct isd_oci_extra *x)
 		return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces (mount): joining the mount namespace %s is not "
 					   "supported by isd-runtime: it builds every container in one of its own",
 			      x->config_path, ns[ISD_OCI_NS_MNT].path);
-	if (ns[ISD_OCI_NS_PID].mode == ISD_OCI_NS_JOIN)
-		return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces (pid): joining the pid namespace %s is not "
-					   "supported by isd-runtime yet", x->config_path, ns[ISD_OCI_NS_PID].path);
+	/* The container's /proc is a procfs of the pid namespace, which only
+	 * a user namespace owning it may mount: isd's own cannot. */
+	if (ns[ISD_OCI_NS_PID].mode == ISD_OCI_NS_JOIN && ns[ISD_OCI_NS_USER].mode != ISD_OCI_NS_JOIN)
+		return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces (pid): joining the pid namespace %s needs its user "
+					   "namespace joined too (a \"user\" entry with a path): isd's own user namespace "
+					   "cannot mount its /proc", x->config_path, ns[ISD_OCI_NS_PID].path);
 	if (ns[ISD_OCI_NS_CGROUP].mode == ISD_OCI_NS_JOIN)
 		return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces (cgroup): joining the cgroup namespace %s is not "
 					   "supported by isd-runtime yet", x->config_path, ns[ISD_OCI_NS_CGROUP].path);
@@ -98,6 +101,10 @@ int rt_ns_plan(struct isd_spec *spec, const struct isd_oci_extra *x)
 	 * the sandbox's side: the engine configured it. */
 	if (ns[ISD_OCI_NS_NET].mode == ISD_OCI_NS_JOIN)
 		spec->network = ISD_NET_HOST;
+	/* no pid namespace of its own: init is not its pid 1 (isd_init_main's
+	 * --pid host way), its children are born in the joined one */
+	if (ns[ISD_OCI_NS_PID].mode == ISD_OCI_NS_JOIN)
+		spec->pid_host = true;
 	return 0;
 }
 
@@ -176,7 +183,7 @@ static _Noreturn void joiner_main(const struct isd_spec *spec, const struct rt_n
 	res.code = join_all(j) < 0 || ((j->shared & CLONE_NEWUSER) && check_not_host_root(spec) < 0) ? ISD_EXIT_FAILURE
 												       : 0;
 	if (res.code == 0) {
-		d->shared_ns = j->shared & (unsigned long)(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWUTS);
+		d->shared_ns = j->shared & (unsigned long)(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID);
 		res.code = isd_sandbox_create_detached(spec, d);
 	}
 	if (res.code == 0) {

@@ -298,13 +298,34 @@ static bool pid_ns_of(pid_t pid, struct stat *st)
 	return stat(path, st) == 0;
 }
 
-static void add_same_pid_ns(pid_t **pids, size_t *n, size_t *cap, const pid_t *all, size_t n_all)
+/* Whether pid is pid 1 of its pid namespace (NSpid's last field). */
+static bool is_ns_init(pid_t pid)
+{
+	char path[64];
+	_cleanup_free_ char *text = NULL;
+	const char *line, *last;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (isd_read_file_at(AT_FDCWD, path, &text, NULL) < 0 || !(line = strstr(text, "\nNSpid:")))
+		return false;
+	line += 8;
+	last = line;
+	for (const char *p = line; *p && *p != '\n'; p++)
+		if (*p == '\t' || *p == ' ')
+			last = p + 1;
+	return last[0] == '1' && (last[1] == '\n' || last[1] == '\0');
+}
+
+static void add_same_pid_ns(pid_t **pids, size_t *n, size_t *cap, const pid_t *all, size_t n_all, pid_t init)
 {
 	struct stat ns, self, other;
 	size_t known = *n;
 
 	if (!pid_ns_of((*pids)[1], &ns) || !pid_ns_of(getpid(), &self) || ns.st_ino == self.st_ino)
 		return; /* no pid namespace of its own */
+	/* a pid namespace it joined (a pod's) holds others' processes too */
+	if (!is_ns_init(init))
+		return;
 	for (size_t i = 0; i < n_all; i++) {
 		bool seen = false;
 		for (size_t k = 0; k < known && !seen; k++)
@@ -363,7 +384,7 @@ pid_t *rt_container_pids(const struct rt_state *st, size_t *n)
 	/* and what exec started, whose parent is outside: by the pid
 	 * namespace of init's first child (init's own is not readable) */
 	if (*n > 1)
-		add_same_pid_ns(&pids, n, &cap, all, n_all);
+		add_same_pid_ns(&pids, n, &cap, all, n_all, st->pid);
 	free(all);
 	free(parents);
 	return pids;

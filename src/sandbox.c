@@ -334,6 +334,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	args.extras.mqueue = d && d->mqueue;
 	args.extras.preserved_fds = d ? d->preserved_fds : NULL;
 	args.extras.n_preserved_fds = d ? d->n_preserved_fds : 0;
+	args.extras.pid_joined = args.shared_ns & CLONE_NEWPID;
 	/* No mount(2) and no fsopen(2): no nested sandbox will ask for the
 	 * unmasked /proc and /sys, so a start mounts them once, not twice. */
 	args.extras.no_nested_mounts = isd_seccomp_always_refuses(&seccomp, "mount") &&

@@ -29,7 +29,9 @@ struct isd_sandbox_detached {
 	 * CLONE_NEWCGROUP): isd-runtime has setns()ed into the ones its
 	 * config.json names by path.  A shared user namespace gets no maps
 	 * (it has its own), and spec->uid/gid are its ids.  The network and
-	 * pid namespaces follow spec->network and spec->pid_host.  0: none. */
+	 * pid namespaces follow spec->network and spec->pid_host; with
+	 * spec->pid_host, CLONE_NEWPID says the caller joined one for its
+	 * children (setns), of which the sandbox mounts a /proc.  0: none. */
 	unsigned long shared_ns;
 	/* In: the sandbox's cgroup (isd-runtime's linux.cgroupsPath, as
 	 * isd_cgroup_prepare_path() takes it), else, with cgroup_name, isd's

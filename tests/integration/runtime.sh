@@ -529,10 +529,12 @@ test_config_rlimit_refused() {
 # which a config then joins by path; $holder is its pid.
 ns_holder() {
 	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
-	unshare "$@" sleep 600 &
+	# no stdio of the test's: what outlives it would hold the test's end
+	unshare "$@" sleep 600 </dev/null >/dev/null 2>&1 &
 	holder=$!
-	at_teardown "kill $holder 2>/dev/null"
-	wait_until 10 sh -c "[ \"\$(readlink /proc/$holder/ns/uts)\" != \"\$(readlink /proc/self/ns/uts)\" ]" ||
+	# KILL: unshare --fork ignores TERM
+	at_teardown "kill -KILL $holder 2>/dev/null"
+	wait_until 10 sh -c "u=\$(readlink /proc/$holder/ns/uts) && [ \"\$u\" != \"\$(readlink /proc/self/ns/uts)\" ]" ||
 		fail "unshare $* did not start"
 }
 
@@ -772,4 +774,44 @@ test_preserve_fds() {
 	rt create --preserve-fds 40 --bundle "$T/b2" f3
 	expect_rc 1 "--preserve-fds naming descriptors that are not open"
 	expect_contains "$err" "--preserve-fds 40: descriptor " "the message names the first one missing"
+}
+
+# A pid namespace joined with its user namespace (a pod sharing its pid
+# namespace): the payload and exec'd processes are in it, init is not its
+# pid 1, and kill --all leaves the namespace's other processes alone.
+test_join_pid_namespace() {
+	at_teardown cleanup_containers
+	if [ "$(id -u)" -eq 0 ]; then
+		# maps of unprivileged ids, written by root (the payload may not
+		# be the host's root)
+		ns_holder --user --uts --pid --kill-child
+		{ echo "0 100000 65536" >/proc/$holder/uid_map && echo "0 100000 65536" >/proc/$holder/gid_map; } ||
+			fail "cannot map the holder's user namespace"
+	else
+		ns_holder --user --map-root-user --uts --pid --kill-child
+	fi
+	make_bundle "$T/b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] not in ('user', 'pid')]
+c['linux']['namespaces'] += [{'type': 'user', 'path': '/proc/$holder/ns/user'}, {'type': 'pid', 'path': '/proc/$holder/ns/pid_for_children'}]
+c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)
+c['process']['args'] = ['sleep', '600']"
+	ln -sf busybox "$T/b/rootfs/bin/readlink"
+	# as root the namespace's ids are unprivileged ones: the bundle is
+	# theirs to read, as an engine chowns it for its maps
+	chmod a+x "$T" && chmod -R a+rX "$T/b"
+	rt run -d --bundle "$T/b" p1
+	expect_rc 0 "run -d joining a pid namespace (stderr: $err)"
+	pid=$(cat "$T/state/p1/state.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+	expect_not_contains "$(grep NSpid /proc/"$pid"/status)" "	1
+" "init is not the joined namespace's pid 1"
+	rt exec p1 sh -c 'readlink /proc/self/ns/pid; ls /proc | grep -c "^[0-9]"'
+	expect_rc 0 "exec (stderr: $err)"
+	expect_eq "$(printf '%s\n' "$out" | head -n 1)" "$(readlink /proc/$holder/ns/pid_for_children)" "exec: the joined pid namespace"
+	rt kill --all p1 KILL
+	expect_rc 0 "kill --all"
+	wait_until 10 pid_gone "$pid" || fail "kill --all did not end the container"
+	sleep 0.3
+	! pid_gone "$holder" || fail "kill --all killed the joined namespace's pid 1"
+	make_bundle "$T/b2" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'pid']
+c['linux']['namespaces'].append({'type': 'pid', 'path': '/proc/$holder/ns/pid_for_children'})"
+	expect_create_fails "$T/b2" p2 "a pid namespace without its user namespace" "needs its user namespace joined too"
 }
