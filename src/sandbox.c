@@ -520,5 +520,12 @@ int isd_sandbox_remove_cgroup(const char *cgroup_dir)
 	if (r < 0)
 		return r;
 	r = isd_cgroup_destroy(&cg);
+	if (r == 0 || r == -ENOENT) {
+		/* the leaf the creator moved itself into (cgroup.c's
+		 * supervisor case), empty since it exited: isd gc finds it by
+		 * an isd's pid, not under a name isd-runtime chose */
+		_cleanup_free_ char *leaf = isd_xasprintf("%s-supervisor", cgroup_dir);
+		(void)rmdir(leaf);
+	}
 	return r == -ENOENT ? 0 : r;
 }

@@ -736,11 +736,14 @@ c['process']['args'] = ['sleep', '600']"
 	[ "$rc" -eq 0 ] || skip "no delegated cgroup for limits here: $err"
 	pid=$(cat "$T/state/g1/state.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
 	expect_contains "$(cat /proc/"$pid"/cgroup)" "/isd-runtime-g1" "the container's cgroup is named for it"
+	dir=$mnt$(sed -n 's/^0:://p' /proc/"$pid"/cgroup)
 	"$ISD" gc >/dev/null 2>&1
 	sleep 0.5
 	[ -d "/proc/$pid" ] && ! pid_gone "$pid" || fail "isd gc killed the container"
 	rt delete --force g1
 	expect_rc 0 "delete --force"
+	# nor the leaf isd-runtime create moved itself into, if it did
+	[ ! -e "$dir" ] && [ ! -e "$dir-supervisor" ] || fail "delete left $(ls -d "$dir"*)"
 }
 
 # mqueue at /dev/mqueue (runc's default config has it): the container's
