@@ -136,7 +136,10 @@ static int parse_cpu(struct oci_ctx *c, struct json_object *o)
 			return r;
 		if (u == 1)
 			return oci_err(c, "linux.resources.cpu.shares", "1 is out of range (2..262144)");
-		l->cpu_weight = isd_cgroup_shares_to_weight(u);
+		/* 1024 is weight 100, what every new cgroup starts with: the
+		 * placeholder of containerd's and Docker's specs, which needs
+		 * no cpu controller (a hybrid host's cgroup2 may have none) */
+		l->cpu_weight = isd_cgroup_shares_to_weight(u) == 100 ? 0 : isd_cgroup_shares_to_weight(u);
 	}
 	if ((r = limit_i64(c, o, path, "quota", &q, &set)) < 0)
 		return r;

@@ -2,8 +2,9 @@
 # The real podman drives isd-runtime (podman --runtime isd-runtime), as
 # the host's root and rootless (the build's owner, or isdci): run, exit
 # statuses, a terminal (conmon's console socket), exec, kill, stop, rm,
-# and isd's annotations as a payload sees them.  The rootfs is busybox and
-# the static probe; nothing comes from a registry.
+# and isd's annotations as a payload sees them; containerd's runc shim
+# with isd-runtime as its runc.  The rootfs is busybox and the static
+# probe; nothing comes from a registry.
 #
 # This host's quirks, handled here: a hybrid cgroup layout whose cgroup2
 # hierarchy lacks the pids controller (podman's default --pids-limit
@@ -250,6 +251,57 @@ cell_annotations() {
 	expect_contains "$err" "netless" "the refusal names netless"
 }
 
+# containerd's runc shim with isd-runtime as its runc binary (ctr run
+# --runc-binary), as root: a private containerd, its own namespace.
+cell_containerd() {
+	rt_setup rootful
+	command -v containerd >/dev/null || skip "containerd (containerd) is not installed"
+	command -v containerd-shim-runc-v2 >/dev/null || skip "containerd-shim-runc-v2 (containerd) is not installed"
+	CD=$T/containerd
+	mkdir -p "$CD" || fail "cannot make $CD"
+	cat >"$CD/config.toml" <<EOF2 || fail "cannot write containerd's configuration"
+version = 2
+root = "$CD/root"
+state = "$CD/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = "$CD/sock"
+[ttrpc]
+  address = "$CD/sock.ttrpc"
+EOF2
+	containerd --config "$CD/config.toml" >"$CD/log" 2>&1 &
+	cd_pid=$!
+	at_teardown "kill $cd_pid 2>/dev/null"
+	wait_until 20 test -S "$CD/sock" || fail "containerd did not start: $(tail -5 "$CD/log")"
+	ns=isdtest$$
+	set -- ctr --address "$CD/sock" -n "$ns"
+	at_teardown "$* task kill -s KILL d1 2>/dev/null; $* task delete d1 2>/dev/null; $* container rm d1 2>/dev/null"
+	"$@" run --rm --seccomp --runtime io.containerd.runc.v2 --runc-binary "$ISD_RUNTIME" --rootfs "$R" c1 \
+		sh -c 'grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status; echo "uid=$(id -u)"; exit 3' \
+		>"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	expect_eq "$rc" 3 "ctr run: the payload's exit status ($err)"
+	expect_eq "$(val CapEff)" 0000000000000000 "CapEff"
+	expect_eq "$(val NoNewPrivs)" 1 "NoNewPrivs"
+	expect_eq "$(val Seccomp)" 2 "Seccomp: containerd's default profile"
+	expect_eq "$(val uid)" 0 "the container's root"
+	[ ! -e "/run/containerd/runc/$ns/c1" ] || fail "run --rm left isd-runtime's state of c1"
+	# detached: a task the shim watches, killed and deleted
+	"$@" run -d --runtime io.containerd.runc.v2 --runc-binary "$ISD_RUNTIME" --rootfs "$R" d1 sleep 600 \
+		>"$T/out" 2>"$T/err" </dev/null || fail "ctr run -d: $(cat "$T/err")"
+	"$@" task exec --exec-id e1 d1 sh -c 'exit 5' >/dev/null 2>"$T/err" </dev/null
+	expect_eq "$?" 5 "ctr task exec: the status ($(cat "$T/err"))"
+	"$@" task kill -s TERM d1 2>"$T/err" || fail "ctr task kill: $(cat "$T/err")"
+	wait_until 10 sh -c '! "$@" task ls 2>/dev/null | grep -q "^d1 .*RUNNING"' sh "$@" || fail "the task outlived TERM"
+	"$@" task delete d1 >/dev/null 2>"$T/err" || fail "ctr task delete: $(cat "$T/err")"
+	"$@" container rm d1 2>/dev/null
+	[ ! -e "/run/containerd/runc/$ns/d1" ] || fail "task delete left isd-runtime's state of d1"
+	expect_eq "$(find /sys/fs/cgroup -maxdepth 4 -path "*/$ns/d1" 2>/dev/null)" "" "the task's cgroup left"
+}
+
+test_containerd() { cell_containerd; }
 test_rootful_run() { cell_run rootful; }
 test_rootful_tty() { cell_tty rootful; }
 test_rootful_exec() { cell_exec rootful; }

@@ -485,7 +485,8 @@ static void test_resources(void)
 		   "\"realtimeRuntime\": 0}, \"pids\": {\"limit\": 512}, \"blockIO\": {\"weight\": 500, "
 		   "\"weightDevice\": []}, \"hugepageLimits\": []}", 0) == 0);
 	CHECK(l->memory == 512u << 20 && l->memory_reservation == 256u << 20 && l->memory_swap == 1 << 30);
-	CHECK(l->cpu_weight == 100 && l->cpu_quota_us == 50000 && l->cpu_period_us == 100000);
+	/* shares 1024: the default weight, no cpu controller needed */
+	CHECK(l->cpu_weight == 0 && l->cpu_quota_us == 50000 && l->cpu_period_us == 100000);
 	CHECK(l->cpuset_cpus && !strcmp(l->cpuset_cpus, "0-1"));
 	CHECK(l->pids_limit == 512 && l->blkio_weight == 500 && l->mode == ISD_LIMITS_STRICT);
 	/* -1 and 0 are "none", as runc reads them */
@@ -494,6 +495,8 @@ static void test_resources(void)
 	CHECK(l->memory == 0 && l->memory_swap == -1 && l->cpu_quota_us == 0 && l->pids_limit == 0);
 	CHECK(load(NULL, NULL, ", \"resources\": {\"pids\": {\"limit\": 0}}", 0) == 0);
 	CHECK(l->pids_limit == 0);
+	CHECK(load(NULL, NULL, ", \"resources\": {\"cpu\": {\"shares\": 2048}}", 0) == 0);
+	CHECK(l->cpu_weight == 174);
 
 	REFUSED(load(NULL, NULL, ", \"resources\": {\"memory\": {\"kernel\": 1048576}}", 0),
 		"linux.resources.memory.kernel: not supported");
@@ -778,7 +781,8 @@ static void test_engine_configs(void)
 	CHECK(!extra.notes);
 	CHECK(load_fixture("containerd", 0) == 0);
 	CHECK(!strcmp(extra.apparmor_profile, "cri-containerd.apparmor.d") && !spec.hostname);
-	CHECK(!strcmp(extra.cgroup_dir, "/default/ctr1") && spec.limits.cpu_weight == 100);
+	/* its shares 1024 is the default weight: no cpu controller asked */
+	CHECK(!strcmp(extra.cgroup_dir, "/default/ctr1") && spec.limits.cpu_weight == 0);
 	CHECK(extra.n_additional_gids == 2 && extra.n_mounts == 8 && !extra.notes);
 }
 
