@@ -176,7 +176,8 @@ struct mask_walk {
 	int64_t start_sec; /* CLOCK_REALTIME_COARSE, the clock of file times */
 	struct isd_mask_dir **dirs;
 	size_t n_dirs, cap_dirs;
-	bool reread; /* some directory was read: the record is rewritten */
+	bool reread;  /* some directory was read: the record is rewritten, */
+	bool trusted; /* when one of its entries can be reused at all */
 	struct mount_seen mounts[16];
 	size_t n_mounts;
 };
@@ -388,6 +389,8 @@ static void walk_dir(struct mask_walk *w, const struct walk_dir *dir)
 	pthread_mutex_lock(&w->lock);
 	if (d && !old)
 		w->reread = true;
+	if (d && d->trusted)
+		w->trusted = true;
 	if (w->n_found + n_found > MAX_MASKED) {
 		w->too_many = true;
 		w->done = true;
@@ -508,7 +511,7 @@ int isd_workspace_resolve_masks(struct isd_workspace *ws)
 	pthread_cond_destroy(&w.changed);
 	pthread_mutex_destroy(&w.lock);
 
-	if (cache && w.reread && !w.too_many && isd_mask_cache_store(key, key_len, w.dirs, w.n_dirs) < 0)
+	if (cache && w.reread && w.trusted && !w.too_many && isd_mask_cache_store(key, key_len, w.dirs, w.n_dirs) < 0)
 		isd_error_clear(); /* a record that could not be written is no failure */
 	for (size_t i = 0; i < w.n_dirs; i++)
 		if (w.dirs[i] < w.old.dirs || w.dirs[i] >= w.old.dirs + w.old.n) {
