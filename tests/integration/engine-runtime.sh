@@ -251,6 +251,29 @@ cell_annotations() {
 	expect_contains "$err" "netless" "the refusal names netless"
 }
 
+# An overlay root, as an image's is.  Without maps of podman's, the
+# container's root is an unprivileged id reaching root's files through an
+# idmapped mount, which overlayfs refuses: the root is not writable
+# (isd-runtime(8)).  With --uidmap (or --userns=auto) the payload's ids
+# are podman's range: the root is writable, exec --user works.
+cell_overlay_root() {
+	rt_setup rootful
+	pm run --rm $RUN_OPTS --rootfs "$R:O" sh -c 'grep -c "^overlay / " /proc/self/mounts | sed "s/^/overlay-root=/"
+		touch /written 2>/dev/null && echo written=yes || echo written=no'
+	expect_eq "$rc" 0 "run on an overlay root ($err)"
+	expect_eq "$(val overlay-root)" 1 "podman's overlay is the root"
+	expect_eq "$(val written)" no "no maps: the overlay root is not the container's root's (isd-runtime(8))"
+	pm run -d --name o1 --uidmap 0:4000000:65536 --gidmap 0:4000000:65536 $RUN_OPTS --rootfs "$R:O" sleep 600
+	expect_eq "$rc" 0 "run -d --uidmap ($err)"
+	pm exec o1 sh -c 'touch /written && echo written=yes; cat /proc/self/uid_map'
+	expect_eq "$(val written)" yes "--uidmap: the container's root writes its overlay root"
+	expect_contains "$out" "4000000" "--uidmap: podman's range"
+	pm exec --user 1000:1000 o1 id -u
+	expect_eq "$out" 1000 "--uidmap: exec --user 1000 ($err)"
+	pm rm -f -t 0 o1
+	expect_eq "$rc" 0 "rm -f ($err)"
+}
+
 # containerd's runc shim with isd-runtime as its runc binary (ctr run
 # --runc-binary), as root: a private containerd, its own namespace.
 cell_containerd() {
@@ -302,6 +325,7 @@ EOF2
 }
 
 test_containerd() { cell_containerd; }
+test_rootful_overlay_root() { cell_overlay_root; }
 test_rootful_run() { cell_run rootful; }
 test_rootful_tty() { cell_tty rootful; }
 test_rootful_exec() { cell_exec rootful; }
