@@ -251,6 +251,31 @@ cell_annotations() {
 	expect_contains "$err" "netless" "the refusal names netless"
 }
 
+# Namespaces podman hands over by path: another container's network, IPC
+# and UTS namespaces (--network container:), and rootless, the network
+# namespace podman made for slirp4netns.
+cell_join() {
+	rt_setup "$1"
+	for a in readlink hostname ip; do ln -sf busybox "$R/bin/$a"; done
+	ns='for n in net ipc uts; do echo "$n=$(readlink /proc/self/ns/$n)"; done; echo "host=$(hostname)"'
+	pm run -d --name j1 --hostname j1-host $RUN_OPTS --rootfs "$R" sleep 600
+	expect_eq "$rc" 0 "run -d ($err)"
+	pm exec j1 sh -c "$ns"
+	first=$out
+	RUN_OPTS_J=$(printf '%s' "$RUN_OPTS" | sed 's/--network=none//')
+	# shellcheck disable=SC2086
+	pm run --rm --network container:j1 --ipc container:j1 --uts container:j1 $RUN_OPTS_J --rootfs "$R" sh -c "$ns"
+	expect_eq "$rc" 0 "run in j1's namespaces ($err)"
+	expect_eq "$out" "$first" "the same network, IPC and UTS namespaces, the same host name"
+	pm rm -f -t 0 j1
+	[ "$MODE" = rootless ] || return 0
+	command -v slirp4netns >/dev/null || skip "slirp4netns (slirp4netns) is not installed"
+	# shellcheck disable=SC2086
+	pm run --rm --network slirp4netns $RUN_OPTS_J --rootfs "$R" sh -c 'ip -o addr show tap0 | grep -c "inet "'
+	expect_eq "$rc" 0 "run in slirp4netns's namespace ($err)"
+	expect_eq "$out" 1 "slirp4netns's tap0, configured by podman, in the container"
+}
+
 # An overlay root, as an image's is.  Without maps of podman's, the
 # container's root is an unprivileged id reaching root's files through an
 # idmapped mount, which overlayfs refuses: the root is not writable
@@ -325,6 +350,8 @@ EOF2
 }
 
 test_containerd() { cell_containerd; }
+test_rootful_join() { cell_join rootful; }
+test_rootless_join() { cell_join rootless; }
 test_rootful_overlay_root() { cell_overlay_root; }
 test_rootful_run() { cell_run rootful; }
 test_rootful_tty() { cell_tty rootful; }
