@@ -224,16 +224,14 @@ static void make_room(struct isd_exe_watch *w, size_t cost)
 	}
 }
 
-int isd_exe_watch_before(struct isd_exe_watch *w, pid_t tid, pid_t tgid)
+int isd_exe_watch_before(struct isd_exe_watch *w, pid_t tid, pid_t tgid, int dirfd)
 {
-	char path[64];
 	struct waiting *e;
 
 	make_room(w, 0);
 	e = at(w, w->count);
-	snprintf(path, sizeof(path), "/proc/%d", tid);
 	*e = (struct waiting){.tid = tid, .tgid = tgid, .since_ns = now_ns()};
-	e->dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	e->dirfd = dirfd;
 	if (e->dirfd >= 0)
 		look(e->dirfd, &e->before);
 	w->count++;
@@ -294,6 +292,10 @@ void isd_exe_watch_stopped(struct isd_exe_watch *w, pid_t tid, pid_t tgid)
 				settle(e, "exe_unknown", "another thread of the process exec'd at the same time");
 		}
 	}
+}
+
+void isd_exe_watch_flush(struct isd_exe_watch *w)
+{
 	write_settled(w);
 }
 

@@ -21,17 +21,20 @@ struct isd_exe_watch *isd_exe_watch_new(void (*write)(void *arg, const char *rec
 void isd_exe_watch_free(struct isd_exe_watch *w);
 
 /* Before the exec of thread tid (of process tgid) goes on: what its image
- * is now.  Returns a handle for add or cancel, which come next.  Call
- * while the notification is valid. */
-int isd_exe_watch_before(struct isd_exe_watch *w, pid_t tid, pid_t tgid);
+ * is now.  dirfd is its /proc directory (O_PATH, opened while the
+ * notification was valid; -1: none), which the watch takes.  Returns a
+ * handle for add or cancel, which come next. */
+int isd_exe_watch_before(struct isd_exe_watch *w, pid_t tid, pid_t tgid, int dirfd);
 /* After it went on: the record (a JSON object, no newline), which waits. */
 void isd_exe_watch_add(struct isd_exe_watch *w, int handle, const char *rec, size_t len);
 /* Drops what before took, for a notification that was not valid. */
 void isd_exe_watch_cancel(struct isd_exe_watch *w, int handle);
 
 /* Thread tid of tgid is stopped in a notified system call: an exec of
- * it that waits is over one way or the other. */
+ * it that waits is over one way or the other.  What it settled is
+ * written by isd_exe_watch_flush, once the caller goes on. */
 void isd_exe_watch_stopped(struct isd_exe_watch *w, pid_t tid, pid_t tgid);
+void isd_exe_watch_flush(struct isd_exe_watch *w);
 /* The milliseconds to the next look (poll's timeout; -1: nothing waits),
  * and the look. */
 int isd_exe_watch_timeout(const struct isd_exe_watch *w);

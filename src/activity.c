@@ -36,6 +36,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 #define MAX_ARCHES 3
 #define X32_BIT 0x40000000u
 /* Room for a record: every byte may take six (\udcXX). */
@@ -378,12 +385,14 @@ static void rec_argv(struct isd_activity *a, int mem, uint64_t argv_addr, unsign
 		rec_puts(&a->rec, ",\"argv_cut\":true");
 }
 
-/* Returns the host pid of the caller's thread group. */
-static long build_record(struct isd_activity *a, const struct seccomp_notif *req)
+/* Returns the host pid of the caller's thread group.  Everything is read
+ * through dirfd, the caller's /proc directory (-1: it is gone): one
+ * lookup of it, and every read is of the same process. */
+static long build_record(struct isd_activity *a, const struct seccomp_notif *req, int dirfd)
 {
 	const struct exec_arch *arch = find_arch(a, req->data.arch);
 	pid_t pid = (pid_t)req->pid;
-	char path[64], cwd[PATH_MAX];
+	char cwd[PATH_MAX];
 	long ns_pid, ppid, tgid, ns_ppid = -1, dummy;
 	uint64_t path_addr, argv_addr;
 	int nr = req->data.nr;
@@ -394,13 +403,12 @@ static long build_record(struct isd_activity *a, const struct seccomp_notif *req
 	a->rec.len = 0;
 	rec_puts(&a->rec, "{\"type\":\"exec\",");
 	rec_time(&a->rec);
-	isd_process_status(pid, &ns_pid, &ppid, &tgid);
+	isd_process_status_at(dirfd, "status", &ns_pid, &ppid, &tgid);
 	if (ppid > 0)
 		isd_process_status((pid_t)ppid, &ns_ppid, &dummy, NULL);
 	rec_printf(&a->rec, ",\"pid\":%ld,\"ppid\":%ld,\"host_pid\":%d", ns_pid, ns_ppid, pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/cwd", pid);
-	n = readlink(path, cwd, sizeof(cwd));
+	n = dirfd < 0 ? -1 : readlinkat(dirfd, "cwd", cwd, sizeof(cwd));
 	if (n >= 0 && (size_t)n < sizeof(cwd)) {
 		rec_puts(&a->rec, ",\"cwd\":");
 		rec_json_str(&a->rec, cwd, (size_t)n);
@@ -415,8 +423,9 @@ static long build_record(struct isd_activity *a, const struct seccomp_notif *req
 	if (at && (int)req->data.args[0] != AT_FDCWD)
 		rec_printf(&a->rec, ",\"dirfd\":%d", (int)req->data.args[0]);
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	mem = open(path, O_RDONLY | O_CLOEXEC);
+	mem = dirfd < 0 ? -1 : openat(dirfd, "mem", O_RDONLY | O_CLOEXEC);
+	if (mem < 0 && dirfd < 0)
+		errno = ESRCH;
 	if (mem < 0 && !a->initial_done) {
 		/* The payload's own execve runs on the memory it shares with
 		 * isd's init, which is not dumpable, so a rootless isd cannot
@@ -451,19 +460,31 @@ static void handle_one(struct isd_activity *a)
 	if (ioctl(a->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return; /* ENOENT: the caller died before we got to it */
 	arch = find_arch(a, req.data.arch);
-	/* The caller is stopped: an exec of it that waits is over. */
+	/* The caller waits for the answer: only what must be read while it
+	 * is stopped comes before it; writing the log comes after. */
 	if (arch && (req.data.nr == arch->checkpoint_nr || (int)((unsigned)req.data.nr & ~X32_BIT) == arch->checkpoint_nr)) {
+		/* An exec of the caller that waits is over.  (Nothing read here
+		 * goes by the pid: the watch holds the process's /proc
+		 * directory, so no check of the notification is needed.) */
 		isd_exe_watch_stopped(a->exe, (pid_t)req.pid, 0);
+		valid = false;
 	} else {
-		tgid = build_record(a, &req);
+		char path[64];
+		int dirfd;
+
+		snprintf(path, sizeof(path), "/proc/%d", (int)req.pid);
+		dirfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		tgid = build_record(a, &req, dirfd);
 		isd_exe_watch_stopped(a->exe, (pid_t)req.pid, (pid_t)tgid);
-		exe = isd_exe_watch_before(a->exe, (pid_t)req.pid, (pid_t)tgid);
+		/* (the watch takes dirfd) */
+		exe = isd_exe_watch_before(a->exe, (pid_t)req.pid, (pid_t)tgid, dirfd);
+		valid = ioctl(a->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0;
 	}
-	valid = ioctl(a->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) == 0;
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
 	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	(void)!ioctl(a->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	isd_exe_watch_flush(a->exe);
 	if (exe < 0)
 		return;
 	/* A caller that died during the reads may have had its pid reused:
@@ -485,13 +506,14 @@ static void *listen_loop(void *arg)
 				continue;
 			break;
 		}
-		isd_exe_watch_tick(a->exe);
 		if (p[1].revents)
 			break;
+		/* a caller waits: it comes before the looks */
 		if (p[0].revents & POLLIN)
 			handle_one(a);
 		else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
 			break; /* every task under the filter is gone */
+		isd_exe_watch_tick(a->exe);
 	}
 	return NULL;
 }
@@ -523,6 +545,13 @@ int isd_activity_start(struct isd_activity *a, int listener_fd)
 		return 0;
 	}
 	a->listener = listener_fd;
+	/* Every exec stops its caller twice until isd answered (the exec,
+	 * then set_tid_address): on a busy machine most of the log's cost is
+	 * the wait for this thread to be scheduled, and for the caller to be
+	 * again.  This flag (Linux 6.6) has each side wake the other on the
+	 * CPU it is leaving, as a hand-off; older kernels say EINVAL, and
+	 * only the cost differs. */
+	(void)!ioctl(a->listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	if (pipe2(a->stop_pipe, O_CLOEXEC) < 0) {
 		r = isd_error(-errno, "creating the activity log's pipe");
 		goto fail;

@@ -32,7 +32,15 @@ void isd_kill_and_reap(pid_t *pid)
 
 void isd_process_status(pid_t pid, long *ns_pid, long *ppid, long *tgid)
 {
-	char path[64], buf[2048];
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	isd_process_status_at(AT_FDCWD, path, ns_pid, ppid, tgid);
+}
+
+void isd_process_status_at(int dirfd, const char *path, long *ns_pid, long *ppid, long *tgid)
+{
+	char buf[2048];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 	char *p;
@@ -40,8 +48,7 @@ void isd_process_status(pid_t pid, long *ns_pid, long *ppid, long *tgid)
 	*ns_pid = *ppid = -1;
 	if (tgid)
 		*tgid = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = dirfd == -1 ? -1 : openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || (n = read(fd, buf, sizeof(buf) - 1)) <= 0)
 		return;
 	buf[n] = '\0';

@@ -21,5 +21,8 @@ void isd_kill_and_reap(pid_t *pid);
  * the host pid of its parent and of its thread group (tgid may be NULL),
  * from /proc/PID/status; -1 when unknown (it is gone). */
 void isd_process_status(pid_t pid, long *ns_pid, long *ppid, long *tgid);
+/* The same from the status file at path, under dirfd (the process's /proc
+ * directory and "status"; -1: unknown). */
+void isd_process_status_at(int dirfd, const char *path, long *ns_pid, long *ppid, long *tgid);
 
 #endif
