@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * state, kill, delete, list and ps: what an engine asks of a container
+ * state, kill, delete, list, ps, pause and resume: what an engine asks of a container
  * that create left behind.  Signals go through a pidfd checked against the
  * recorded start time, so a reused pid is never signalled; delete ends
  * what is left and removes the cgroup and the state, also after a crash
@@ -90,7 +90,8 @@ static int signal_container(const struct rt_state *st, int sig, bool all)
 {
 	_cleanup_close_ int pidfd = rt_state_pidfd(st);
 
-	if (st->status != RT_CREATED && st->status != RT_RUNNING)
+	/* paused: KILL ends it, other signals wait for resume (runc's too) */
+	if (st->status != RT_CREATED && st->status != RT_RUNNING && st->status != RT_PAUSED)
 		return RT_ERR(-ESRCH, "container %s is not running (%s)", st->id, rt_status_name(st->status));
 	if (pidfd < 0)
 		return RT_ERR(-ESRCH, "container %s is not running", st->id);
@@ -173,12 +174,13 @@ int rt_delete_locked(int dirfd, const char *id, bool force)
 
 	if (r < 0 && !force)
 		return r;
-	if (r == 0 && st.status == RT_RUNNING && !force)
-		r = RT_ERR(-EBUSY, "cannot delete container %s that is not stopped: running (fix: kill it first, or delete --force)",
-			      id);
+	if (r == 0 && (st.status == RT_RUNNING || st.status == RT_PAUSED) && !force)
+		r = RT_ERR(-EBUSY, "cannot delete container %s that is not stopped: %s (fix: kill it first, or delete --force)",
+			   id, rt_status_name(st.status));
 	/* created, or running with --force: killed (runc deletes a created
 	 * one without --force too); init's death ends its pid namespace */
-	if (r == 0 && (st.status == RT_CREATED || st.status == RT_RUNNING) && (pidfd = rt_state_pidfd(&st)) >= 0) {
+	if (r == 0 && (st.status == RT_CREATED || st.status == RT_RUNNING || st.status == RT_PAUSED) &&
+	    (pidfd = rt_state_pidfd(&st)) >= 0) {
 		size_t n;
 		_cleanup_free_ pid_t *pids = rt_container_pids(&st, &n);
 		for (size_t i = n; i-- > 1;)
@@ -282,7 +284,7 @@ int rt_cmd_list(int argc, char **argv)
 		} else if (quiet) {
 			puts(st.id);
 		} else {
-			bool alive = st.status == RT_CREATED || st.status == RT_RUNNING;
+			bool alive = st.status == RT_CREATED || st.status == RT_RUNNING || st.status == RT_PAUSED;
 			printf("%-24s %-8d %-10s %-40s %-30s %s\n", st.id, alive ? (int)st.pid : 0, rt_status_name(st.status),
 			       st.bundle ? st.bundle : "", st.created ? st.created : "", st.owner ? st.owner : "");
 		}
@@ -402,4 +404,70 @@ int rt_cmd_ps(int argc, char **argv)
 		r = ps_table(ps_args, pids, n);
 	}
 	return r < 0 ? rt_fail() : 0;
+}
+
+/* ---- pause, resume: cgroup v2's freezer ---- */
+
+static void pause_usage(FILE *out)
+{
+	fputs("Usage: isd-runtime pause ID | resume ID\n"
+	      "Freeze every process of the running container ID (its cgroup), or thaw them.\n",
+	      out);
+}
+
+/* Freezing is asynchronous: done once cgroup.events says so. */
+static int freeze(const struct rt_state *st, const char *cmd, bool on)
+{
+	_cleanup_free_ char *file = NULL, *events = NULL;
+	int r;
+
+	if (!st->cgroup)
+		return RT_ERR(-EOPNOTSUPP, "%s: container %s has no cgroup of its own (no cgroup v2 hierarchy, or none "
+					   "delegated to the caller), and the freezer is a cgroup's", cmd, st->id);
+	file = isd_xasprintf("%s/cgroup.freeze", st->cgroup);
+	if ((r = isd_write_file_at(AT_FDCWD, file, on ? "1" : "0", O_WRONLY, 0)) < 0)
+		return isd_error(r, "%s: writing %s", cmd, file);
+	free(file);
+	file = isd_xasprintf("%s/cgroup.events", st->cgroup);
+	for (int tries = 0; tries < 500; tries++) {
+		free(events);
+		events = NULL;
+		if (isd_read_file_at(AT_FDCWD, file, &events, NULL) < 0)
+			return isd_error(-errno, "%s: reading %s", cmd, file);
+		if (strstr(events, on ? "frozen 1" : "frozen 0"))
+			return 0;
+		usleep(10000);
+	}
+	return RT_ERR(-ETIMEDOUT, "%s: container %s: its cgroup %s did not %s within 5 s", cmd, st->id, st->cgroup,
+		      on ? "freeze" : "thaw");
+}
+
+static int pause_resume(const char *cmd, bool on, int argc, char **argv)
+{
+	_cleanup_close_ int dirfd = -1;
+	struct rt_state st;
+	const char *id;
+	int r = rt_one_id(cmd, pause_usage, argc, argv, &id);
+
+	if (r >= 0)
+		return r;
+	if (rt_container_lock(id, false, &dirfd) < 0 || rt_state_read(dirfd, id, &st) < 0)
+		return rt_fail();
+	if (st.status != (on ? RT_RUNNING : RT_PAUSED))
+		r = RT_ERR(-EINVAL, "%s: container %s is %s, not %s", cmd, id, rt_status_name(st.status),
+			   on ? "running" : "paused");
+	else
+		r = freeze(&st, cmd, on);
+	rt_state_free(&st);
+	return r < 0 ? rt_fail() : 0;
+}
+
+int rt_cmd_pause(int argc, char **argv)
+{
+	return pause_resume("pause", true, argc, argv);
+}
+
+int rt_cmd_resume(int argc, char **argv)
+{
+	return pause_resume("resume", false, argc, argv);
 }

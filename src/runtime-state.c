@@ -25,6 +25,16 @@
 
 #define STATE_FILE "state.json"
 
+bool rt_cgroup_frozen(const char *cg)
+{
+	_cleanup_free_ char *path = NULL, *v = NULL;
+
+	if (!cg)
+		return false;
+	path = isd_xasprintf("%s/cgroup.freeze", cg);
+	return isd_read_file_at(AT_FDCWD, path, &v, NULL) == 0 && v[0] == '1';
+}
+
 const char *rt_status_name(enum rt_status s)
 {
 	switch (s) {
@@ -34,6 +44,8 @@ const char *rt_status_name(enum rt_status s)
 		return "created";
 	case RT_RUNNING:
 		return "running";
+	case RT_PAUSED:
+		return "paused";
 	case RT_STOPPED:
 		return "stopped";
 	}
@@ -204,6 +216,8 @@ int rt_state_read(int dirfd, const char *id, struct rt_state *st)
 		st->status = fstatat(dirfd, RT_FIFO, &sb, AT_SYMLINK_NOFOLLOW) == 0 ? RT_CREATED : RT_RUNNING;
 	else
 		st->status = RT_STOPPED;
+	if (st->status == RT_RUNNING && rt_cgroup_frozen(st->cgroup))
+		st->status = RT_PAUSED;
 	return 0;
 }
 
@@ -211,7 +225,8 @@ static json_object *state_object(const struct rt_state *st, bool internal)
 {
 	json_object *o = json_object_new_object(), *ann = json_object_new_object();
 	/* creating: the hooks' view, the init there */
-	bool alive = st->status == RT_CREATED || st->status == RT_RUNNING || st->status == RT_CREATING;
+	bool alive = st->status == RT_CREATED || st->status == RT_RUNNING || st->status == RT_PAUSED ||
+		     st->status == RT_CREATING;
 
 	json_object_object_add(o, "ociVersion", json_object_new_string(st->oci_version ? st->oci_version : "1.0.2"));
 	json_object_object_add(o, "id", json_object_new_string(st->id));
@@ -363,7 +378,7 @@ pid_t *rt_container_pids(const struct rt_state *st, size_t *n)
 	struct dirent *e;
 
 	*n = 0;
-	if (st->status != RT_CREATED && st->status != RT_RUNNING)
+	if (st->status != RT_CREATED && st->status != RT_RUNNING && st->status != RT_PAUSED)
 		return NULL;
 	push_pid(&pids, n, &cap, st->pid);
 	d = opendir("/proc");

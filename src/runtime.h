@@ -61,7 +61,8 @@ struct rt_args {
 bool rt_next(struct rt_args *a);
 
 /* ---- container state (runtime-state.c) ---- */
-enum rt_status { RT_CREATING, RT_CREATED, RT_RUNNING, RT_STOPPED };
+/* paused: running, its cgroup frozen (pause, resume) */
+enum rt_status { RT_CREATING, RT_CREATED, RT_RUNNING, RT_PAUSED, RT_STOPPED };
 
 struct rt_state {
 	char *id;
@@ -74,6 +75,8 @@ struct rt_state {
 	enum rt_status status;  /* computed when read */
 };
 
+/* Whether cgroup directory CG (NULL: none) is frozen (cgroup.freeze). */
+bool rt_cgroup_frozen(const char *cg);
 /* "created" and so on. */
 const char *rt_status_name(enum rt_status s);
 /* runc's rule for a container id: [A-Za-z0-9_+.-], not "." or "..". */
@@ -118,6 +121,8 @@ int rt_cmd_kill(int argc, char **argv);
 int rt_cmd_delete(int argc, char **argv);
 int rt_cmd_list(int argc, char **argv);
 int rt_cmd_ps(int argc, char **argv);
+int rt_cmd_pause(int argc, char **argv);
+int rt_cmd_resume(int argc, char **argv);
 int rt_cmd_features(int argc, char **argv);
 int rt_cmd_spec(int argc, char **argv);
 

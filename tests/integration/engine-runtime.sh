@@ -212,6 +212,21 @@ cell_kill_stop() {
 	expect_eq "$out" 7 "stop: the payload's own exit status after TERM"
 	pm logs k2
 	expect_contains "$out" got-term "the payload's TERM handler ran"
+	if [ "$MODE" = rootful ]; then
+		# podman pause, unpause: isd-runtime pause, resume
+		pm run -d --name k3 $RUN_OPTS --rootfs "$R" sh -c 'while :; do echo tick; sleep 0.1; done'
+		pm pause k3
+		expect_eq "$rc" 0 "pause ($err)"
+		pm inspect --format '{{.State.Status}}' k3
+		expect_eq "$out" paused "the state after pause"
+		pm unpause k3
+		expect_eq "$rc" 0 "unpause ($err)"
+		pm inspect --format '{{.State.Status}}' k3
+		expect_eq "$out" running "the state after unpause"
+		pm pause k3
+		pm rm -f -t 0 k3
+		expect_eq "$rc" 0 "rm -f of a paused container ($err)"
+	fi
 	pm kill --signal HUP k2
 	[ "$rc" -ne 0 ] || fail "kill of a stopped container succeeded"
 	pm inspect --format '{{.Id}}' k2

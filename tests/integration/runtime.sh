@@ -541,6 +541,42 @@ ns_holder() {
 # linux.namespaces with a path: the payload is in the namespace the test
 # made (the same inode in /proc/self/ns), as root and rootless (where the
 # user namespace is joined too, as rootless podman passes it).
+# pause and resume: the freezer of the container's cgroup (podman pause,
+# unpause); a paused container is still killed and deleted.
+test_pause_resume() {
+	at_teardown cleanup_containers
+	mnt=$(cg2_mount)
+	[ -n "$mnt" ] || skip "no cgroup2 hierarchy"
+	top="isd-rt-test-$$"
+	mkdir "$mnt/$top" 2>/dev/null || skip "cannot make cgroups in $mnt (no delegation)"
+	at_teardown "rmdir '$mnt/$top/p1' '$mnt/$top' 2>/dev/null"
+	make_bundle "$T/b" "c['linux']['cgroupsPath'] = '/$top/p1'
+c['process']['args'] = ['sh', '-c', 'while :; do echo x >>/tmp/ticks; sleep 0.1; done']"
+	rt run -d --bundle "$T/b" p1
+	expect_rc 0 "run -d ($err)"
+	wait_until 10 test -s "$T/b/rootfs/tmp/ticks" || fail "the payload did not start"
+	rt resume p1
+	expect_rc 1 "resume of a running container"
+	rt pause p1
+	expect_rc 0 "pause ($err)"
+	rt state p1
+	expect_eq "$(json_field 'v["status"]')" paused "the state after pause"
+	n1=$(wc -l <"$T/b/rootfs/tmp/ticks")
+	sleep 0.5
+	expect_eq "$(wc -l <"$T/b/rootfs/tmp/ticks")" "$n1" "no progress while paused"
+	rt exec p1 true
+	expect_rc 1 "exec into a paused container"
+	rt delete p1
+	expect_rc 1 "delete of a paused container without --force"
+	rt resume p1
+	expect_rc 0 "resume ($err)"
+	wait_until 10 sh -c "[ \$(wc -l <'$T/b/rootfs/tmp/ticks') -gt $n1 ]" || fail "no progress after resume"
+	rt pause p1
+	rt delete --force p1
+	expect_rc 0 "delete --force of a paused container ($err)"
+	[ ! -e "$mnt/$top/p1" ] || fail "delete left the cgroup"
+}
+
 # exec as a user the container's namespace does not map (isd maps the
 # payload's own ids): refused by name, not setresuid's EINVAL.
 test_exec_unmapped_user() {
