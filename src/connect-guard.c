@@ -18,7 +18,9 @@
  *   (whose flag is the open file's, shared with isd's copy), ECONNREFUSED;
  *   anything but 127.0.0.1:relay_port (or ::ffff:127.0.0.1 on an IPv6
  *   socket, or AF_UNSPEC, a disconnect) is refused with EACCES, as
- *   Landlock refuses;
+ *   Landlock refuses, but a --forward's port on 127.0.0.1, which isd
+ *   connects to the forward's target (resolved once, before the run), as
+ *   the full tier's relay would: how an agent reaches a local model;
  * - any other socket (AF_UNIX: its path is resolved in the payload's
  *   Landlock domain and cwd, which isd does not have) or a descriptor that
  *   is no socket goes on in the kernel (CONTINUE).  Were the descriptor
@@ -51,6 +53,7 @@
 #include "isd/util.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -82,11 +85,20 @@
 /* The kernel's own connect(2), for what is no IP socket. */
 #define PASS 1
 
+struct guard_forward {
+	uint16_t sandbox_port;
+	bool v4; /* the target: v4 (mapped on IPv6 sockets), else v6 */
+	struct sockaddr_in to4;
+	struct sockaddr_in6 to6;
+};
+
 struct isd_connect_guard {
 	struct sock_filter *filter;
 	unsigned short len;
 	uint16_t port;
 	bool take_fds; /* pidfd_getfd works */
+	struct guard_forward forwards[ISD_CONNECT_GUARD_MAX_FORWARDS];
+	size_t n_forwards;
 	int listener;
 	int stop_pipe[2];
 	bool thread_started;
@@ -208,6 +220,100 @@ int isd_connect_guard_check(int domain, const void *addr, size_t len, uint16_t r
 	return REFUSED;
 }
 
+int isd_connect_guard_add_forward(struct isd_connect_guard *g, uint16_t sandbox_port, const char *host,
+				  uint16_t host_port)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL, *pick = NULL;
+	struct guard_forward *f;
+	int r;
+
+	if (g->n_forwards >= ISD_CONNECT_GUARD_MAX_FORWARDS)
+		return isd_error(-E2BIG, "--forward: this tier takes %d at most", ISD_CONNECT_GUARD_MAX_FORWARDS);
+	r = getaddrinfo(host, NULL, &hints, &res);
+	if (r)
+		return isd_error(-EHOSTUNREACH, "--forward %u:%s:%u: resolving %s: %s", sandbox_port, host, host_port,
+				 host, gai_strerror(r));
+	/* IPv4 first: it serves both kinds of socket. */
+	for (struct addrinfo *a = res; a && !pick; a = a->ai_next)
+		if (a->ai_family == AF_INET)
+			pick = a;
+	for (struct addrinfo *a = res; a && !pick; a = a->ai_next)
+		if (a->ai_family == AF_INET6)
+			pick = a;
+	if (!pick) {
+		freeaddrinfo(res);
+		return isd_error(-EHOSTUNREACH, "--forward %u:%s:%u: no IP address for %s", sandbox_port, host,
+				 host_port, host);
+	}
+	f = &g->forwards[g->n_forwards++];
+	memset(f, 0, sizeof(*f));
+	f->sandbox_port = sandbox_port;
+	f->v4 = pick->ai_family == AF_INET;
+	if (f->v4) {
+		memcpy(&f->to4, pick->ai_addr, sizeof(f->to4));
+		f->to4.sin_port = htons(host_port);
+		f->to6.sin6_family = AF_INET6;
+		f->to6.sin6_port = htons(host_port);
+		f->to6.sin6_addr.s6_addr[10] = f->to6.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&f->to6.sin6_addr.s6_addr[12], &f->to4.sin_addr, 4);
+	} else {
+		memcpy(&f->to6, pick->ai_addr, sizeof(f->to6));
+		f->to6.sin6_port = htons(host_port);
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+int isd_connect_guard_decide(const struct isd_connect_guard *g, int domain, const void *addr, size_t len,
+			     struct sockaddr_storage *dst, socklen_t *dst_len)
+{
+	int r = isd_connect_guard_check(domain, addr, len, g->port, dst, dst_len);
+	sa_family_t family;
+	struct in_addr v4;
+	uint16_t port;
+
+	if (r != REFUSED)
+		return r;
+	/* Not the relay: a forward's port on 127.0.0.1, its target built
+	 * by isd.  (The check above held the lengths: at least a family.) */
+	memcpy(&family, addr, sizeof(family));
+	if (family != domain || len < (domain == AF_INET ? sizeof(struct sockaddr_in) : 24))
+		return REFUSED;
+	if (domain == AF_INET) {
+		struct sockaddr_in in;
+		memcpy(&in, addr, sizeof(in));
+		v4 = in.sin_addr;
+		port = ntohs(in.sin_port);
+	} else {
+		struct sockaddr_in6 in6;
+		memset(&in6, 0, sizeof(in6));
+		memcpy(&in6, addr, len < sizeof(in6) ? len : sizeof(in6));
+		if (!IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr))
+			return REFUSED;
+		memcpy(&v4, &in6.sin6_addr.s6_addr[12], sizeof(v4));
+		port = ntohs(in6.sin6_port);
+	}
+	if (!is_relay4(&v4))
+		return REFUSED;
+	for (size_t i = 0; i < g->n_forwards; i++) {
+		const struct guard_forward *f = &g->forwards[i];
+		if (f->sandbox_port != port)
+			continue;
+		memset(dst, 0, sizeof(*dst));
+		if (domain == AF_INET && !f->v4)
+			return -ENETUNREACH; /* an IPv6 target, an IPv4 socket */
+		if (domain == AF_INET) {
+			memcpy(dst, &f->to4, sizeof(f->to4));
+			*dst_len = sizeof(f->to4);
+		} else {
+			memcpy(dst, &f->to6, sizeof(f->to6));
+			*dst_len = sizeof(f->to6);
+		}
+		return 0;
+	}
+	return REFUSED;
+}
+
 static bool still_valid(const struct isd_connect_guard *g, const struct seccomp_notif *req)
 {
 	return ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0;
@@ -269,7 +375,7 @@ static int answer_taken(const struct isd_connect_guard *g, const struct seccomp_
 		return PASS;
 	if ((len = read_address(g, req, buf)) < 0)
 		return len;
-	r = isd_connect_guard_check(domain, buf, (size_t)len, g->port, &dst, &dst_len);
+	r = isd_connect_guard_decide(g, domain, buf, (size_t)len, &dst, &dst_len);
 	if (r < 0)
 		return r;
 	return connect(sock, (struct sockaddr *)&dst, dst_len) < 0 ? -errno : 0;
@@ -321,7 +427,7 @@ static int answer_replaced(const struct isd_connect_guard *g, const struct secco
 	memcpy(&family, buf, sizeof(family));
 	if (family != AF_INET && family != AF_INET6)
 		return PASS;
-	if ((r = isd_connect_guard_check(family, buf, (size_t)len, g->port, &dst, &dst_len)) < 0)
+	if ((r = isd_connect_guard_decide(g, family, buf, (size_t)len, &dst, &dst_len)) < 0)
 		return r;
 	if (fd < 0 || (flags = fd_flags(req, fd)) < 0)
 		return fd < 0 ? -EBADF : flags;

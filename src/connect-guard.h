@@ -21,6 +21,13 @@ int isd_connect_guard_possible(void);
 /* Before the fork: the filter (connect notified), for a relay listening
  * on 127.0.0.1:relay_port. */
 int isd_connect_guard_new(uint16_t relay_port, struct isd_connect_guard **out);
+/* --forward SANDBOX_PORT:HOST:HOST_PORT: the payload's connect to
+ * 127.0.0.1:sandbox_port (the loopback it shares with isd) is made to
+ * HOST:HOST_PORT instead, as the full tier's relay would (HOST an address
+ * or a name, resolved now).  At most ISD_CONNECT_GUARD_MAX_FORWARDS. */
+#define ISD_CONNECT_GUARD_MAX_FORWARDS 16
+int isd_connect_guard_add_forward(struct isd_connect_guard *g, uint16_t sandbox_port, const char *host,
+				  uint16_t host_port);
 /* In the payload's child, no_new_privs set: installs the filter and sends
  * its listener to isd through sock.  0 or -errno (-EBUSY, said by no
  * error: an outer filter has a listener already).  Does not allocate. */
@@ -40,5 +47,10 @@ void isd_connect_guard_free(struct isd_connect_guard *g);
  * IPv6 socket: ::ffff:127.0.0.1), or AF_UNSPEC, which disconnects. */
 int isd_connect_guard_check(int domain, const void *addr, size_t len, uint16_t relay_port,
 			    struct sockaddr_storage *dst, socklen_t *dst_len);
+/* The same with the guard's forwards: a connect to 127.0.0.1 at a
+ * forward's sandbox port goes to its target (an IPv4 one mapped on an
+ * IPv6 socket; an IPv6 one refused on an IPv4 socket). */
+int isd_connect_guard_decide(const struct isd_connect_guard *g, int domain, const void *addr, size_t len,
+			     struct sockaddr_storage *dst, socklen_t *dst_len);
 
 #endif

@@ -388,6 +388,14 @@ int isd_landlock_apply(const struct isd_landlock_plan *plan)
 			goto fail;
 		}
 	}
+	for (size_t i = 0; attr.handled_access_net && i < plan->n_forward_ports; i++) {
+		struct net_port_attr np = {.allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP, .port = plan->forward_ports[i]};
+
+		if (syscall(SYS_landlock_add_rule, ruleset, ISD_RULE_NET_PORT, &np, 0) < 0) {
+			r = isd_error(-errno, "adding the Landlock rule for TCP port %u", plan->forward_ports[i]);
+			goto fail;
+		}
+	}
 	allow_stdio(ruleset, attr.handled_access_fs);
 	if (syscall(SYS_landlock_restrict_self, ruleset, 0) < 0)
 		r = isd_error(-errno, "restricting the payload with Landlock");

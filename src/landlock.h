@@ -46,6 +46,10 @@ struct isd_landlock_plan {
 	bool handle_read;
 	bool handle_tcp;
 	uint16_t connect_port;
+	/* --forward P:127.0.0.1:P in netless without isd's connect guard:
+	 * the payload reaches the target on the loopback it shares itself. */
+	uint16_t forward_ports[16];
+	size_t n_forward_ports;
 	/* ABI 6: signals (and abstract unix sockets) stay inside the domain */
 	bool scope_signals, scope_abstract;
 };

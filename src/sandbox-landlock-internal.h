@@ -34,6 +34,11 @@ char *isd_tier_workspace_path(const struct isd_spec *spec, const struct isd_tier
 
 /* The Landlock plan: dirs NULL shows placeholders (--print-spec); port is
  * the relay's (netless), 0 otherwise. */
+/* --forward in this tier (src/connect-guard.h's and landlock.h's bounds). */
+#define ISD_TIER_MAX_FORWARDS 16
+struct isd_forward;
+/* --forward P:127.0.0.1:P: the target is where the payload connects. */
+bool isd_tier_forward_is_loopback(const struct isd_forward *f);
 void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, uint16_t port,
 		   struct isd_landlock_plan *plan);
 

@@ -138,6 +138,11 @@ static const struct isd_mount *tmp_mount(const struct isd_spec *spec)
 static const char *const dev_nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 					"/dev/urandom", "/dev/tty", "/dev/ptmx", NULL};
 
+bool isd_tier_forward_is_loopback(const struct isd_forward *f)
+{
+	return f->sandbox_port == f->host_port && !strcmp(f->host, "127.0.0.1");
+}
+
 void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs, uint16_t port,
 		   struct isd_landlock_plan *plan)
 {
@@ -154,6 +159,9 @@ void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs
 	 * guard (src/connect-guard.c) is installed, the child drops it and
 	 * Landlock refuses every TCP connect of the payload's own. */
 	plan->connect_port = spec->network == ISD_NET_NETLESS ? port : 0;
+	for (size_t i = 0; spec->network == ISD_NET_NETLESS && i < spec->net.n_forwards; i++)
+		if (isd_tier_forward_is_loopback(&spec->net.forwards[i]) && plan->n_forward_ports < ISD_TIER_MAX_FORWARDS)
+			plan->forward_ports[plan->n_forward_ports++] = spec->net.forwards[i].sandbox_port;
 	plan->scope_signals = plan->scope_abstract = true;
 
 	hide(&hidden, home);
@@ -319,9 +327,16 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 				 spec->gid, geteuid(), getegid());
 	if (spec->network == ISD_NET_PRIVATE)
 		return isd_error(0, TIER ": --network private needs a network namespace (use netless, none or host)");
-	if (spec->net.n_forwards || spec->net.n_forwards_unix || spec->net.n_hosts || spec->net.n_publish)
-		return isd_error(0, TIER ": --forward, --forward-unix, --add-host and --publish need the sandbox's own loopback "
-				    "and /etc/hosts");
+	/* --forward in netless: isd's connect guard makes the payload's
+	 * connects to 127.0.0.1:P, to the forward's target (or, where an
+	 * outer filter has the one listener, Landlock lets the payload reach
+	 * P itself when the target is 127.0.0.1:P). */
+	if (spec->net.n_forwards_unix || spec->net.n_hosts || spec->net.n_publish ||
+	    (spec->net.n_forwards && spec->network != ISD_NET_NETLESS))
+		return isd_error(0, TIER ": --forward-unix, --add-host, --publish, and --forward but with --network netless, "
+				    "need the sandbox's own loopback and /etc/hosts");
+	if (spec->net.n_forwards > ISD_TIER_MAX_FORWARDS)
+		return isd_error(0, TIER ": --forward: %d at most", ISD_TIER_MAX_FORWARDS);
 	if (spec->activity_log)
 		return isd_error(0, TIER ": --activity-log is not supported in this tier yet");
 	if ((sock = engine_socket()))

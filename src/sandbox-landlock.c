@@ -118,7 +118,7 @@ static int install_guard(const struct tier_run *t, struct isd_landlock_plan *pla
 	else if (r < 0)
 		return r;
 	else if (t->guard)
-		plan->connect_port = 0;
+		plan->connect_port = 0, plan->n_forward_ports = 0;
 	return 0;
 }
 
@@ -636,6 +636,11 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	if (spec->network == ISD_NET_NETLESS &&
 	    ((r = relay_listener(proxy, &port)) < 0 || (r = isd_connect_guard_new(port, &t.guard)) < 0))
 		goto out;
+	for (size_t i = 0; t.guard && i < spec->net.n_forwards; i++) {
+		const struct isd_forward *f = &spec->net.forwards[i];
+		if ((r = isd_connect_guard_add_forward(t.guard, f->sandbox_port, f->host, f->host_port)) < 0)
+			goto out;
+	}
 	if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW) {
 		r = open_copy(spec, &session, &t.dirs, &since);
 		have_session = session.dir != NULL;

@@ -262,6 +262,57 @@ EOF
 	expect_contains "$err" "isd: note: --network netless: an outer seccomp filter has the one listener"
 }
 
+# --forward in netless (how a local model is reached): the payload's
+# connect to 127.0.0.1 at the forward's port is isd's, to the forward's
+# target (server b, while server a listens at that port on the loopback
+# the tier shares); the target's own port stays refused.  The same
+# nested under Docker's profile, where isd's socket replaces the
+# payload's (no pidfd_getfd), and a forward to the same port.  (Before,
+# the tier refused --forward whole.)
+GET_PY='import sys, urllib.request
+for p in sys.argv[1:]:
+    try:
+        print(p, urllib.request.urlopen("http://127.0.0.1:%s/id.txt" % p, timeout=5).read().decode().strip())
+    except Exception as e:
+        print(p, "failed", getattr(e, "reason", e))'
+test_landlock_netless_forward() {
+	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
+	for s in a b; do
+		mkdir -p "$T/$s" && echo "server-$s" >"$T/$s/id.txt"
+		(cd "$T/$s" && SERVE_PORT=0 exec /usr/bin/python3 "$NETDIR/serve.py" http "$T/$s" "$T/$s.port") &
+		at_teardown "kill $!"
+	done
+	wait_until 10 test -s "$T/a.port" -a -s "$T/b.port" || fail "the servers did not start"
+	a=$(cat "$T/a.port") b=$(cat "$T/b.port")
+	run_isd exec --isolation landlock --network netless --forward "$a:127.0.0.1:$b" -- /usr/bin/python3 -c "$GET_PY" "$a" "$b"
+	expect_rc 0 "$err"
+	expect_contains "$out" "$a server-b" "the forward's port reaches its target"
+	expect_contains "$out" "$b failed [Errno 13]" "the target's own port"
+	# nested: the servers in the outer sandbox's network
+	printf '%s\n' "$GET_PY" >"$T/get.py"
+	rm -f "$T/a.port" "$T/b.port"
+	cat >"$T/inner.sh" <<'EOF'
+for s in a b; do (cd "$T/$s" && SERVE_PORT=0 exec /usr/bin/python3 "$NETDIR/serve.py" http "$T/$s" "$T/$s.port") & done
+while [ ! -s "$T/a.port" ] || [ ! -s "$T/b.port" ]; do sleep 0.05; done
+a=$(cat "$T/a.port") b=$(cat "$T/b.port")
+echo "ports=$a $b"
+"$ISD" exec --isolation landlock --network netless --forward "$a:127.0.0.1:$a" -- /usr/bin/python3 -c "$(cat "$T/get.py")" "$a" "$b" 2>&1
+echo "same=$?"
+"$ISD" exec --isolation landlock --network netless --forward "$a:127.0.0.1:$b" -- /usr/bin/python3 -c "$(cat "$T/get.py")" "$a" "$b" 2>&1 | sed 's/^/other: /'
+echo "other=$?"
+kill $(jobs -p) 2>/dev/null
+exit 0
+EOF
+	in_docker_like -e NETDIR="$NETDIR"
+	expect_rc 0 "$err"
+	a=$(printf '%s\n' "$out" | sed -n 's/^ports=\([0-9]*\) .*/\1/p') b=$(printf '%s\n' "$out" | sed -n 's/^ports=[0-9]* //p')
+	expect_contains "$out" "same=0"
+	expect_contains "$out" "$a server-a" "a forward to the same port"
+	expect_contains "$out" "$b failed [Errno 13]" "another port"
+	expect_contains "$out" "other: $a server-b" "nested: the forward's port reaches its target"
+	expect_contains "$out" "other: $b failed [Errno 13]" "nested: the target's own port"
+}
+
 # isd doctor says which tiers the host allows, and agrees with what isd
 # exec did there: the full tier refused, the landlock tier taken by auto.
 test_doctor_agrees_with_exec() {

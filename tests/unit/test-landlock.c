@@ -80,6 +80,60 @@ static void test_connect_guard(void)
 	      dst.ss_family == AF_UNSPEC && dlen == sizeof(unspec));
 }
 
+/* --forward in this tier: a connect to 127.0.0.1 at a forward's port
+ * goes to its target, in an address isd built; nothing else changes. */
+static void test_connect_guard_forwards(void)
+{
+	struct isd_connect_guard *g = NULL;
+	struct sockaddr_storage dst;
+	struct sockaddr_in *d4 = (struct sockaddr_in *)&dst;
+	struct sockaddr_in6 *d6 = (struct sockaddr_in6 *)&dst;
+	struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons(8080)};
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons(8080)};
+	struct in6_addr one;
+	socklen_t dlen;
+
+	CHECK(isd_connect_guard_new(3128, &g) == 0);
+	if (!g)
+		return; /* no pidfd_getfd here: the guard is not made */
+	CHECK(isd_connect_guard_add_forward(g, 8080, "127.0.0.1", 9090) == 0);
+	CHECK(isd_connect_guard_add_forward(g, 8081, "::1", 443) == 0);
+	inet_pton(AF_INET, "127.0.0.1", &a4.sin_addr);
+	CHECK(isd_connect_guard_decide(g, AF_INET, &a4, sizeof(a4), &dst, &dlen) == 0 && dlen == sizeof(*d4) &&
+	      d4->sin_port == htons(9090) && d4->sin_addr.s_addr == htonl(INADDR_LOOPBACK));
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &a6.sin6_addr);
+	CHECK(isd_connect_guard_decide(g, AF_INET6, &a6, sizeof(a6), &dst, &dlen) == 0 && dlen == sizeof(*d6) &&
+	      d6->sin6_port == htons(9090) && IN6_IS_ADDR_V4MAPPED(&d6->sin6_addr));
+	/* an IPv6 target: from IPv6 sockets only */
+	a6.sin6_port = htons(8081);
+	inet_pton(AF_INET6, "::1", &one);
+	CHECK(isd_connect_guard_decide(g, AF_INET6, &a6, sizeof(a6), &dst, &dlen) == 0 && d6->sin6_port == htons(443) &&
+	      !memcmp(&d6->sin6_addr, &one, sizeof(one)));
+	a4.sin_port = htons(8081);
+	CHECK(isd_connect_guard_decide(g, AF_INET, &a4, sizeof(a4), &dst, &dlen) == -ENETUNREACH);
+	/* the relay as before; another port, another loopback address, the
+	 * target itself, the wrong family: refused */
+	a4.sin_port = htons(3128);
+	CHECK(isd_connect_guard_decide(g, AF_INET, &a4, sizeof(a4), &dst, &dlen) == 0 && d4->sin_port == htons(3128));
+	a4.sin_port = htons(8082);
+	CHECK(isd_connect_guard_decide(g, AF_INET, &a4, sizeof(a4), &dst, &dlen) == -EACCES);
+	a4.sin_port = htons(9090);
+	CHECK(isd_connect_guard_decide(g, AF_INET, &a4, sizeof(a4), &dst, &dlen) == -EACCES);
+	a4.sin_port = htons(8080);
+	inet_pton(AF_INET, "127.0.0.2", &a4.sin_addr);
+	CHECK(isd_connect_guard_decide(g, AF_INET, &a4, sizeof(a4), &dst, &dlen) == -EACCES);
+	inet_pton(AF_INET, "127.0.0.1", &a4.sin_addr);
+	CHECK(isd_connect_guard_decide(g, AF_INET6, &a4, sizeof(a4), &dst, &dlen) == -EACCES);
+	CHECK(isd_connect_guard_decide(g, AF_INET, &a4, sizeof(a4) - 1, &dst, &dlen) == -EINVAL);
+	a6.sin6_port = htons(8080);
+	inet_pton(AF_INET6, "::1", &a6.sin6_addr);
+	CHECK(isd_connect_guard_decide(g, AF_INET6, &a6, sizeof(a6), &dst, &dlen) == -EACCES);
+	for (int i = 2; i < ISD_CONNECT_GUARD_MAX_FORWARDS; i++)
+		CHECK(isd_connect_guard_add_forward(g, (uint16_t)(9000 + i), "127.0.0.1", 80) == 0);
+	CHECK(isd_connect_guard_add_forward(g, 9999, "127.0.0.1", 80) == -E2BIG);
+	isd_connect_guard_free(g);
+}
+
 int main(void)
 {
 	struct isd_spec spec;
@@ -135,5 +189,6 @@ int main(void)
 	isd_landlock_plan_free(&plan);
 	isd_spec_free(&spec);
 	test_connect_guard();
+	test_connect_guard_forwards();
 	return check_result();
 }
