@@ -122,6 +122,15 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 			}
 			continue;
 		}
+		if (m->type == ISD_MOUNT_OVERLAY && (m->agent_state ? extras->state_copy && extras->state_copy[i]
+								       : extras->workspace_copy != NULL)) {
+			/* A copy, bound (layer_dirs stays -1: no overlay). */
+			s->binds[i] = isd_mount_clone_tree(AT_FDCWD, m->agent_state ? extras->state_copy[i] : extras->workspace_copy,
+							   attrs | (m->agent_state ? MOUNT_ATTR_NOEXEC : 0), m->source);
+			if (s->binds[i] < 0)
+				return s->binds[i];
+			continue;
+		}
 		if (m->agent_state && m->type == ISD_MOUNT_OVERLAY && extras->state_upper && extras->state_upper[i]) {
 			/* Like the workspace's: its store's host path stays out
 			 * of mountinfo (upper and work share one directory). */

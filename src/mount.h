@@ -31,6 +31,11 @@ struct isd_mount_extras {
 	 * overlay's upper and work, or the copy of a state file */
 	const char *const *state_upper, *const *state_work, *const *state_file;
 	const char *workspace_session; /* the directory holding both */
+	/* Where overlayfs cannot write the store (src/workspace-fallback.c):
+	 * the cow workspace's copy and, per spec mount, an agent state
+	 * directory's, bound at their places instead of an overlay. */
+	const char *workspace_copy;
+	char *const *state_copy;
 	/* A root caller's sources, cloned and idmapped on the host
 	 * (src/rootful.c), per spec mount: the bind's source or the
 	 * overlay's lower layer, and an overlay's directory holding upper and

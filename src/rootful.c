@@ -290,7 +290,13 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 		const struct isd_mount *m = &spec->mounts[i];
 		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0);
 
-		if (m->type == ISD_MOUNT_OVERLAY) {
+		if (m->type == ISD_MOUNT_OVERLAY && (m->agent_state ? extras->state_copy && extras->state_copy[i]
+								       : extras->workspace_copy != NULL)) {
+			/* src/workspace-fallback.c's copy, bound */
+			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD,
+							       m->agent_state ? extras->state_copy[i] : extras->workspace_copy,
+							       attrs | (m->agent_state ? MOUNT_ATTR_NOEXEC : 0), &idmapped, m->source);
+		} else if (m->type == ISD_MOUNT_OVERLAY) {
 			_cleanup_free_ char *dir = NULL;
 			if (m->agent_state && extras->state_upper && extras->state_upper[i])
 				dir = dir_of(extras->state_upper[i]);

@@ -42,6 +42,7 @@
 #include "userns.h"
 #include "isd/util.h"
 #include "workspace.h"
+#include "workspace-fallback.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -264,6 +265,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	struct isd_workspace_host *ws_host = NULL;
 	_cleanup_free_ char *session_log = NULL;
 	struct isd_storage_watch *storage = NULL;
+	struct isd_copy_fallback copies = {0};
 
 	if (d && refuse_detached(spec) < 0)
 		return ISD_EXIT_FAILURE;
@@ -311,6 +313,11 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	r = isd_agent_state_begin(spec, have_session ? session.id : NULL, getenv("HOME"), &args.extras, &agent_state);
 	if (r < 0)
 		goto out;
+	r = isd_copy_fallback_begin(spec, have_session ? session.dir : NULL, upper, args.extras.state_upper, &copies);
+	if (r < 0)
+		goto out;
+	args.extras.workspace_copy = copies.workspace;
+	args.extras.state_copy = copies.state;
 	r = isd_rootful_prepare(spec, have_session ? session.dir : NULL, &args.extras);
 	if (r < 0)
 		goto out;
@@ -467,6 +474,8 @@ out:
 	proxy = NULL;
 	isd_activity_free(activity);
 	isd_workspace_cleanup_host(spec, ws_host);
+	/* The copies' changes into their layers, before those are read. */
+	isd_copy_fallback_end(spec, upper, args.extras.state_upper, &copies, &session.keep);
 	/* Held state is shown by isd diff of the session: it stays. */
 	if (isd_agent_state_end(agent_state) && have_session)
 		session.keep = true;

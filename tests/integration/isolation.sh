@@ -313,6 +313,57 @@ EOF
 	expect_contains "$out" "other: $b failed [Errno 13]" "nested: the target's own port"
 }
 
+# The full tier with isd's store on overlayfs (a plain `podman run` of an
+# image puts the home on the container's overlay), which overlayfs refuses
+# as an upper layer: the cow workspace and the agent's state are copies,
+# bound at their places, said in one note, and the session is like any
+# other (isd diff, apply).  Made here by nesting isd in an isd whose cow
+# workspace holds the store.  (Before: "overlay: filesystem on ... not
+# supported as upperdir", and no run.)
+test_full_cow_with_store_on_overlayfs() {
+	mkdir -p "$T/outer/proj" "$T/outer/home/.pi"
+	echo one >"$T/outer/proj/f"
+	echo '{}' >"$T/outer/home/.pi/settings.json"
+	cat >"$T/inner.sh" <<'EOF'
+export XDG_STATE_HOME=$PWD/state HOME=$PWD/home
+cd proj || exit 1
+echo "store-fs=$(stat -f -c %T .)"
+"$ISD" exec --workspace "$PWD:cow" --agent pi -- sh -c 'echo two >>f; echo new >g; echo state >~/.pi/new.json; grep NoNewPrivs /proc/self/status' 2>"$HOME/exec.err"
+echo "exec=$?"
+sed 's/^/exec-err: /' "$HOME/exec.err"
+echo "before=$(cat f g 2>/dev/null | tr '\n' ' ')"
+echo "state=$(cat "$HOME/.pi/new.json" 2>/dev/null)"
+"$ISD" diff >"$HOME/diff.out" 2>&1; echo "diff=$?"
+grep -c -E '^[+](two|new)$' "$HOME/diff.out" | sed 's/^/diff-lines=/'
+"$ISD" apply >/dev/null 2>&1; echo "apply=$?"
+echo "after=$(cat f g | tr '\n' ' ')"
+ls "$XDG_STATE_HOME/isd/sessions" | grep -v '^[.]' | while read -r s; do [ -e "$XDG_STATE_HOME/isd/sessions/$s/full-copy" ] && echo "copy-left=$s"; done
+exit 0
+EOF
+	# (uid 0 inside an isd cannot map itself again)
+	user=
+	if [ "$(id -u)" -eq 0 ]; then
+		user="-u 1000"
+		chmod -R a+rwX "$T/outer"
+	fi
+	run_isd exec $user --security-opt seccomp=nested --profile none -v "$(dirname "$ISD"):$(dirname "$ISD"):ro" -v "$T/inner.sh:$T/inner.sh:ro" -v "$ISD_TEST_SRCDIR:$ISD_TEST_SRCDIR:ro" \
+		-e ISD="$ISD" --workspace "$T/outer:cow" -w "$T/outer" -- sh "$T/inner.sh"
+	expect_rc 0 "$err"
+	expect_contains "$out" "store-fs=overlayfs" "the inner store's file system"
+	expect_contains "$out" "exec=0"
+	expect_contains "$out" "NoNewPrivs:	1"
+	expect_eq "$(printf '%s\n' "$out" | grep -c "^exec-err: isd: note: isd's store")" 1 "one note: $out"
+	expect_contains "$out" "exec-err: isd: note: isd's store ("
+	expect_contains "$out" "the cow workspace and the agent's state are copies"
+	expect_contains "$out" "before=one " "the project before isd apply"
+	expect_contains "$out" "state=state" "the agent's state merged at exit"
+	expect_contains "$out" "diff=0"
+	expect_contains "$out" "diff-lines=2"
+	expect_contains "$out" "apply=0"
+	expect_contains "$out" "after=one two new "
+	expect_not_contains "$out" "copy-left=" "the copies are gone"
+}
+
 # isd doctor says which tiers the host allows, and agrees with what isd
 # exec did there: the full tier refused, the landlock tier taken by auto.
 test_doctor_agrees_with_exec() {
