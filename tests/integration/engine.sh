@@ -6,7 +6,9 @@
 # $R/cell.sh, which prints "key=value" lines the test checks.  Nothing
 # comes from a registry: the rootfs is made here, this system's /usr and
 # the source and build trees bound read-only, a copy of /etc without its
-# secrets.
+# secrets.  The real agents (claude, omp), where installed, are bound
+# read-only at the container home's ~/.local/bin and ~/.local/lib, as npm
+# puts them, and each runs one turn in every cell (see agent_binds).
 #
 # This host's quirks, handled here: crun refuses the hybrid cgroup layout
 # (cgroup2 at /sys/fs/cgroup/unified with a controller), so podman runs in
@@ -71,7 +73,24 @@ make_rootfs() {
 		--exclude='etc/ssh/ssh_host_*' -cf - etc 2>/dev/null | tar -C "$R" -xf - 2>/dev/null
 	ln -sfn /proc/mounts "$R/etc/mtab"
 	[ "$ENGINE_USER" = root ] || [ "$(id -u)" -ne 0 ] || chown -R "$ENGINE_USER" "$R"
-	chmod 1777 "$R/tmp" "$R/var/tmp" "$R/home/engine"
+	# ~/.local: podman makes the binds' mount points, the container's
+	# user its ~/.local/state beside them.
+	mkdir -p "$R/home/engine/.local/bin" "$R/home/engine/.local/lib"
+	chmod 1777 "$R/tmp" "$R/var/tmp" "$R/home/engine" "$R/home/engine/.local"
+}
+
+# The real agents as npm installs them (.ci/run: the CI user's
+# ~/agent-home), bound read-only; $AGENT_RUNS names those there.
+# ISD_TEST_ENGINE_AGENTS=no leaves them out.
+agent_binds() {
+	AGENT_BINDS="" AGENT_RUNS=""
+	[ "${ISD_TEST_ENGINE_AGENTS:-yes}" = no ] && return 0
+	ah=${ISD_TEST_AGENT_HOME:-$(getent passwd "$(stat -c %U "$ISD")" | cut -d: -f6)/agent-home}
+	for a in claude omp; do
+		[ -x "$ah/.local/bin/$a" ] && AGENT_RUNS="$AGENT_RUNS $a"
+	done
+	[ -n "$AGENT_RUNS" ] || return 0
+	AGENT_BINDS="-v $ah/.local/bin:/home/engine/.local/bin:ro -v $ah/.local/lib:/home/engine/.local/lib:ro"
 }
 
 # podman_run ARGS...: podman run as $ENGINE_USER, crun kept from the
@@ -79,7 +98,8 @@ make_rootfs() {
 podman_run() {
 	set -- run --rm --network=none --cgroup-manager=cgroupfs --ulimit "nofile=$nofile:$nofile" \
 		--ulimit "nproc=$nproc:$nproc" -v /usr:/usr:ro -v "$ISD_TEST_SRCDIR:$ISD_TEST_SRCDIR:ro" \
-		-v "$BUILD:$BUILD:ro" -e HOME=/home/engine -e ISD="$ISD" -e NETDIR="$NETDIR" -w /home/engine "$@"
+		-v "$BUILD:$BUILD:ro" $AGENT_BINDS -e HOME=/home/engine -e ISD="$ISD" -e NETDIR="$NETDIR" \
+		-e AGENT_RUNS="$AGENT_RUNS" -e FAKE_MODEL="$ISD_TEST_SRCDIR/tests/integration/fake-model.py" -w /home/engine "$@"
 	# All of podman's state in $T: a rootful podman's /run/containers
 	# (0700) makes skopeo of other users fail on their auth.json there.
 	set -- --root "$T/podman-home/storage" --runroot "$T/podman-run/storage" --tmpdir "$T/podman-run/libpod" "$@"
@@ -161,6 +181,42 @@ except OSError as e:
 "$ISD" exec --isolation auto --network netless --allow "127.0.0.1:$a" -v "$NETDIR:$NETDIR:ro" -- python3 "$NETDIR/netless-get.py" "$a" "$d" 2>/dev/null |
 	sed -e 's/^\([a-z]*\): failed: .*/\1: failed/' -e 's/^\([a-z]*\): /netless-\1=/'
 kill $(jobs -p) 2>/dev/null
+
+# The real agents, unchanged, through --isolation auto --profile agent:
+# one turn against the fake model on the container's loopback, whose tool
+# call writes what the sandbox's /proc says of the caller into a new
+# project file: held in the session (isd diff), not in the project.
+for agent in $AGENT_RUNS; do
+	A=$HOME/agent-$agent
+	mkdir -p "$A" && cd "$A" || exit 1
+	git init -q && echo original >README && git add README && git -c user.name=t -c user.email=t@t commit -qm one
+	python3 "$FAKE_MODEL" 'grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status | tr -d "\t " >created.txt; echo ran' \
+		"$HOME/$agent-model.log" >"$HOME/$agent-model.port" 2>"$HOME/$agent-model.err" &
+	model=$!
+	while [ ! -s "$HOME/$agent-model.port" ] && kill -0 $model 2>/dev/null; do sleep 0.05; done
+	port=$(cat "$HOME/$agent-model.port")
+	case $agent in
+	claude)
+		set -- -e ANTHROPIC_BASE_URL="http://127.0.0.1:$port" -e ANTHROPIC_API_KEY=x -e IS_SANDBOX=1 \
+			-e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 -- claude -p --dangerously-skip-permissions "Write the file." ;;
+	omp)
+		mkdir -p "$HOME/.omp/agent"
+		printf 'providers:\n  fake:\n    baseUrl: http://127.0.0.1:%s/v1\n    api: openai-completions\n    apiKey: x\n    models:\n      - id: fake-model\n' \
+			"$port" >"$HOME/.omp/agent/models.yml"
+		set -- -- omp -p --model fake/fake-model "Write the file." ;;
+	esac
+	PATH=$HOME/.local/bin:$PATH timeout 240 "$ISD" exec --isolation auto --profile agent --forward "$port:127.0.0.1:$port" "$@" \
+		>"$HOME/$agent.out" 2>"$HOME/$agent.err" </dev/null
+	echo "$agent=$?"
+	sed "s/^/$agent-err: /" "$HOME/$agent.err" | head -n 20
+	grep -q '"done": true' "$HOME/$agent-model.log" 2>/dev/null && echo "$agent-turn=done"
+	[ -e created.txt ] && echo "$agent-early=yes"
+	"$ISD" diff >"$HOME/$agent.diff" 2>&1
+	echo "$agent-diff=$?"
+	echo "$agent-ran=$(sed -n 's/^+\(NoNewPrivs\|Seccomp\):/\1=/p' "$HOME/$agent.diff" | tr '\n' ' ')"
+	kill $model 2>/dev/null
+	cd "$HOME" || exit 1
+done
 echo cell-done
 EOF
 }
@@ -170,6 +226,7 @@ EOF
 # is, so that the home and isd's state are on overlayfs.
 cell() {
 	engine_setup "$1"
+	agent_binds
 	write_cell_script
 	case $2 in
 	plain) set -- "$1" "$2" "$3" ;;
@@ -218,7 +275,16 @@ check_cell() {
 	fi
 	# auto works, with at most one line: the note naming the tier.
 	expect_eq "$(val auto)" 0 "auto: $(printf '%s\n' "$out" | grep auto-err)"
-	auto_err=$(printf '%s\n' "$out" | sed -n 's/^auto-err: //p' | grep -v -e 'default limits' -e '^isd: session [0-9a-f]* keeps ')
+	auto_err=$(printf '%s\n' "$out" | sed -n 's/^auto-err: //p' | grep -v -e 'default limits' -e '^isd: session [0-9a-f]* keeps ' \
+		-e "^isd: note: isd's store (")
+	# The full tier's copies where the store is on the container's
+	# overlay, said in one note; never elsewhere.
+	copies=$(printf '%s\n' "$out" | grep -c "^auto-err: isd: note: isd's store (.*) is on overlayfs")
+	case $auto_err in
+	*"isd takes the full tier"*) [ "${OVERLAY_ROOTFS:-}" = yes ] && expected=1 || expected=0 ;;
+	*) expected=0 ;;
+	esac
+	expect_eq "$copies" "$expected" "the note on the full tier's copies"
 	[ "$(printf '%s\n' "$auto_err" | grep -c .)" -le 1 ] || fail "auto says one line at most: $auto_err"
 	[ -z "$auto_err" ] || expect_contains "$auto_err" "isd: note: --isolation auto: " "auto's note"
 	[ "$full" = 0 ] || expect_contains "$auto_err" "isd takes the" "auto names its tier where full failed"
@@ -238,6 +304,34 @@ check_cell() {
 	expect_eq "$(val netless-allowed)" hello "netless: allowed"
 	expect_eq "$(val netless-denied)" "http 403" "netless: denied by the relay"
 	expect_eq "$(val netless-direct)" failed "netless: no direct way"
+	for agent in $AGENT_RUNS; do
+		check_agent "$agent"
+		# For the log: the cell, the agent, the tier.
+		tier=$(printf '%s\n' "$note" | sed -n 's/.*isd takes the \(.*\) tier\( without a pid namespace\)\{0,1\}.*/\1\2/p')
+		echo "engine: $mode $profile uid $uid: $agent: ok (tier: ${tier:-full})"
+	done
+}
+
+# The real agent's turn: it ran, its tool call ran inside the sandbox
+# (no_new_privs, a filter) into the session, not the project, and where
+# the full tier failed one note names the tier auto took.
+check_agent() {
+	agent_err=$(printf '%s\n' "$out" | sed -n "s/^$1-err: //p")
+	expect_eq "$(val "$1")" 0 "$1's turn in --isolation auto: $agent_err"
+	expect_eq "$(val "$1-turn")" done "$1 returned the tool's result to the model"
+	expect_eq "$(val "$1-early")" "" "$1's change reached the project before isd apply"
+	expect_eq "$(val "$1-diff")" 0 "isd diff after $1"
+	expect_eq "$(val "$1-ran")" "NoNewPrivs=1 Seccomp=2 " "$1's tool call, as isd diff shows it"
+	note=$(printf '%s\n' "$agent_err" | grep '^isd: note: --isolation auto: ')
+	if [ "$full" = 0 ]; then
+		expect_eq "$note" "" "$1: no note where the full tier works"
+	else
+		expect_eq "$(printf '%s\n' "$note" | grep -c .)" 1 "$1: one note: $agent_err"
+		case $note in
+		*"isd takes the landlock tier, which lacks "* | *"isd takes the full tier without a pid namespace (--pid host), which lacks "*) asserted ;;
+		*) fail "$1: the note names the tier and what it lacks: $note" ;;
+		esac
+	fi
 }
 
 test_rootful_plain_root() { cell rootful plain 0; }
@@ -256,3 +350,8 @@ test_rootless_unconfined_user() { cell rootless unconfined 1000; }
 # the home is on the container's overlay.  (Rootless podman's --rootfs
 # DIR:O does not mount here: crun finds no merged tree.)
 test_rootful_docker_user_overlay_home() { OVERLAY_ROOTFS=yes cell rootful docker 1000; }
+# The full tier without a pid namespace (plain podman's uid 1000) makes
+# its cow workspace and the agent's state copies there: overlayfs cannot
+# write to the container's overlay (src/workspace-fallback.c).
+test_rootful_plain_user_overlay_home() { OVERLAY_ROOTFS=yes cell rootful plain 1000; }
+test_rootful_plain_root_overlay_home() { OVERLAY_ROOTFS=yes cell rootful plain 0; }

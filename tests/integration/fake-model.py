@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# A scripted OpenAI-compatible model for the real-agent tests, on
-# 127.0.0.1 only: the first turn calls the agent's shell tool with COMMAND,
-# every later turn (the tool's result is in the conversation) ends with a
-# text.  Streams SSE when asked.  Prints the port it listens on, then logs
-# each request's tools and roles to LOG.
+# A scripted model for the real-agent tests, on 127.0.0.1 only, speaking
+# OpenAI's chat completions (omp, pi) and Anthropic's messages API (Claude
+# Code, /v1/messages): the first turn calls the agent's shell tool with
+# COMMAND, every later turn (the tool's result is in the conversation)
+# ends with a text; a request without tools (Claude Code's side requests:
+# titles, quota) gets a text.  Streams SSE when asked.  Prints the port it
+# listens on, then logs each request's tools and roles to LOG.
 #
 #   fake-model.py COMMAND LOG
 import json
@@ -20,7 +22,7 @@ def shell_tool(tools):
     for t in tools or []:
         f = t.get("function", t)
         name = f.get("name", "")
-        props = (f.get("parameters") or {}).get("properties") or {}
+        props = (f.get("parameters") or f.get("input_schema") or {}).get("properties") or {}
         arg = next((p for p in ("command", "cmd", "script") if p in props), None)
         if arg and (best is None or name.lower() in ("bash", "shell", "exec")):
             best = (name, arg)
@@ -49,6 +51,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        if self.path.split("?")[0].endswith("/messages/count_tokens"):
+            self.reply(200, json.dumps({"input_tokens": 10}))
+            return
+        if self.path.split("?")[0].endswith("/messages"):
+            self.anthropic(req)
+            return
         msgs = req.get("messages", [])
         done = any(m.get("role") == "tool" for m in msgs)
         name, arg = shell_tool(req.get("tools"))
@@ -75,6 +83,41 @@ class Handler(BaseHTTPRequestHandler):
                   dict(base, object="chat.completion.chunk", choices=[{"index": 0, "delta": {}, "finish_reason": finish}]),
                   dict(base, object="chat.completion.chunk", choices=[], usage=usage)]
         body = "".join("data: %s\n\n" % json.dumps(c) for c in chunks) + "data: [DONE]\n\n"
+        self.reply(200, body, "text/event-stream")
+
+
+    def anthropic(self, req):
+        msgs = req.get("messages", [])
+        done = any(isinstance(m.get("content"), list) and
+                   any(b.get("type") == "tool_result" for b in m["content"] if isinstance(b, dict)) for m in msgs)
+        tools = req.get("tools") or []
+        name, arg = shell_tool(tools)
+        with open(LOG, "a") as f:
+            f.write(json.dumps({"path": self.path, "roles": [m.get("role") for m in msgs],
+                                "tools": [t.get("name") for t in tools], "chosen": [name, arg],
+                                "done": done}) + "\n")
+        if done or not tools:
+            block, delta, stop = {"type": "text", "text": ""}, {"type": "text_delta", "text": "Done: the file is written."}, "end_turn"
+            content = [{"type": "text", "text": delta["text"]}]
+        else:
+            args = json.dumps({arg: COMMAND})
+            block = {"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}
+            delta, stop = {"type": "input_json_delta", "partial_json": args}, "tool_use"
+            content = [dict(block, input={arg: COMMAND})]
+        usage = {"input_tokens": 10, "output_tokens": 10}
+        msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": req.get("model", "fake-model"),
+               "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+        if not req.get("stream"):
+            self.reply(200, json.dumps(msg))
+            return
+        events = [("message_start", {"type": "message_start", "message": dict(msg, content=[], stop_reason=None)}),
+                  ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+                  ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+                  ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                  ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": 10}}),
+                  ("message_stop", {"type": "message_stop"})]
+        body = "".join("event: %s\ndata: %s\n\n" % (e, json.dumps(d)) for e, d in events)
         self.reply(200, body, "text/event-stream")
 
 
