@@ -472,7 +472,13 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	if (a->wait_for_cgroup && wait_for_parent_byte() < 0)
 		_exit(ISD_EXIT_FAILURE);
 	/* After joining the sandbox's cgroup, so that it is the root inside. */
-	if (!(a->shared_ns & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL) {
+	if (a->extras.cgroupns_fd >= 0) {
+		if (setns(a->extras.cgroupns_fd, CLONE_NEWCGROUP) < 0) {
+			isd_error(-errno, "joining the cgroup namespace of linux.namespaces");
+			report_and_exit(ISD_EXIT_FAILURE);
+		}
+		close(a->extras.cgroupns_fd);
+	} else if (!(a->shared_ns & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL) {
 		isd_error(-errno, "creating the cgroup namespace");
 		report_and_exit(ISD_EXIT_FAILURE);
 	}

@@ -25,6 +25,9 @@ struct isd_mount_extras {
 	/* spec->pid_host, but in a pid namespace isd-runtime joined: a
 	 * procfs of it, not the outer /proc */
 	bool pid_joined;
+	/* isd_sandbox_detached's cgroupns_fd: init joins it instead of
+	 * making a cgroup namespace (-1: makes one) */
+	int cgroupns_fd;
 	const char *workspace_upper; /* the cow workspace's session: overlay upper */
 	const char *workspace_work;  /* and work directories */
 	/* per spec mount, for agent_state ones (src/agent-state.c): the

@@ -357,11 +357,13 @@ void isd_rootful_close_other_fds(const struct isd_spec *spec, const struct isd_m
 	size_t n = 0;
 	unsigned from = first;
 
-	keep = isd_xcalloc(2 * spec->n_mounts + extras->n_preserved_fds + 2, sizeof(int));
+	keep = isd_xcalloc(2 * spec->n_mounts + extras->n_preserved_fds + 3, sizeof(int));
 	if (also_keep >= 0)
 		keep[n++] = also_keep;
 	for (size_t i = 0; i < extras->n_preserved_fds; i++)
 		keep[n++] = extras->preserved_fds[i];
+	if (extras->cgroupns_fd >= 0)
+		keep[n++] = extras->cgroupns_fd;
 	for (size_t i = 0; extras->sources_prepared && i < spec->n_mounts; i++) {
 		if (extras->bind_fds[i] >= 0)
 			keep[n++] = extras->bind_fds[i];

@@ -263,7 +263,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 {
 	struct isd_spec spec;
 	struct isd_oci_extra extra;
-	struct isd_sandbox_detached d = {.start_gate_fd = -1};
+	struct isd_sandbox_detached d = {.start_gate_fd = -1, .cgroupns_fd = -1};
 	struct rt_state st = {0};
 	struct rt_ns joined;
 	char cgroup_name[64];

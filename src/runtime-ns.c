@@ -2,7 +2,7 @@
 /*
  * linux.namespaces entries with a path: the container joins a namespace
  * the engine made (rootless podman's user and network namespaces, a pod's
- * infra container's net, ipc, uts and pid).
+ * infra container's net, ipc, uts and pid; a cgroup namespace).
  *
  * Every path is opened and its type checked (NS_GET_NSTYPE) while the
  * config is read, before anything exists on the system.  The joining
@@ -50,9 +50,11 @@ static const int clone_flag[ISD_OCI_NS_COUNT] = {
 
 /* The order of setns(): the user namespace first (joining it gives the
  * capabilities over what it owns), the pid namespace last (it only
- * applies to children). */
+ * applies to children).  Not the cgroup namespace: the sandbox's init
+ * joins that once in its cgroup (the joiner reads its own cgroup's path,
+ * which would then be relative to the joined one's root). */
 static const enum isd_oci_ns join_order[] = {
-	ISD_OCI_NS_USER, ISD_OCI_NS_IPC, ISD_OCI_NS_UTS, ISD_OCI_NS_NET, ISD_OCI_NS_CGROUP, ISD_OCI_NS_PID,
+	ISD_OCI_NS_USER, ISD_OCI_NS_IPC, ISD_OCI_NS_UTS, ISD_OCI_NS_NET, ISD_OCI_NS_PID,
 };
 
 static const char *type_of_flag(int flag)
@@ -94,9 +96,11 @@ int rt_ns_plan(struct isd_spec *spec, const struct isd_oci_extra *x)
 		return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces (pid): joining the pid namespace %s needs its user "
 					   "namespace joined too (a \"user\" entry with a path): isd's own user namespace "
 					   "cannot mount its /proc", x->config_path, ns[ISD_OCI_NS_PID].path);
-	if (ns[ISD_OCI_NS_CGROUP].mode == ISD_OCI_NS_JOIN)
-		return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces (cgroup): joining the cgroup namespace %s is not "
-					   "supported by isd-runtime yet", x->config_path, ns[ISD_OCI_NS_CGROUP].path);
+	/* joined by init, from the sandbox's user namespace, which must own it */
+	if (ns[ISD_OCI_NS_CGROUP].mode == ISD_OCI_NS_JOIN && ns[ISD_OCI_NS_USER].mode != ISD_OCI_NS_JOIN)
+		return RT_ERR(-EOPNOTSUPP, "%s: linux.namespaces (cgroup): joining the cgroup namespace %s needs its "
+					   "user namespace joined too (a \"user\" entry with a path)", x->config_path,
+			      ns[ISD_OCI_NS_CGROUP].path);
 	/* Joined by the child that makes the sandbox, so the caller's from
 	 * the sandbox's side: the engine configured it. */
 	if (ns[ISD_OCI_NS_NET].mode == ISD_OCI_NS_JOIN)
@@ -184,6 +188,7 @@ static _Noreturn void joiner_main(const struct isd_spec *spec, const struct rt_n
 												       : 0;
 	if (res.code == 0) {
 		d->shared_ns = j->shared & (unsigned long)(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID);
+		d->cgroupns_fd = j->fd[ISD_OCI_NS_CGROUP];
 		res.code = isd_sandbox_create_detached(spec, d);
 	}
 	if (res.code == 0) {

@@ -342,6 +342,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	args.extras.preserved_fds = d ? d->preserved_fds : NULL;
 	args.extras.n_preserved_fds = d ? d->n_preserved_fds : 0;
 	args.extras.pid_joined = args.shared_ns & CLONE_NEWPID;
+	args.extras.cgroupns_fd = d ? d->cgroupns_fd : -1;
 	/* No mount(2) and no fsopen(2): no nested sandbox will ask for the
 	 * unmasked /proc and /sys, so a start mounts them once, not twice. */
 	args.extras.no_nested_mounts = isd_seccomp_always_refuses(&seccomp, "mount") &&

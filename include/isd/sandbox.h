@@ -45,6 +45,10 @@ struct isd_sandbox_detached {
 	 * sandbox's own fixed numbers are small); n = 0: stdio only. */
 	const int *preserved_fds;
 	size_t n_preserved_fds;
+	/* In: a cgroup namespace init joins instead of making its own, or
+	 * -1 (isd-runtime's linux.namespaces cgroup path; the sandbox's user
+	 * namespace must own it). */
+	int cgroupns_fd;
 	/* Out */
 	pid_t init_pid;   /* the sandbox's pid 1, as the caller sees it */
 	int pty_master;   /* spec->tty: the pty's master, else -1 (the caller's to close) */

@@ -731,3 +731,29 @@ c['process']['args'] = ['sleep', '600']"
 c['linux']['namespaces'].append({'type': 'pid', 'path': '/proc/$holder/ns/pid_for_children'})"
 	expect_create_fails "$T/b2" p2 "a pid namespace without its user namespace" "needs its user namespace joined too"
 }
+
+# A cgroup namespace joined with its user namespace: the payload is in it
+# (init joins it in place of making one).  Without the user namespace, one
+# line.
+test_join_cgroup_namespace() {
+	if [ "$(id -u)" -eq 0 ]; then
+		ns_holder --user --uts --cgroup
+		{ echo "0 100000 65536" >/proc/$holder/uid_map && echo "0 100000 65536" >/proc/$holder/gid_map; } ||
+			fail "cannot map the holder's user namespace"
+		chmod a+x "$T"
+	else
+		ns_holder --user --map-root-user --uts --cgroup
+	fi
+	make_bundle "$T/b" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] not in ('user', 'cgroup')]
+c['linux']['namespaces'] += [{'type': 'user', 'path': '/proc/$holder/ns/user'}, {'type': 'cgroup', 'path': '/proc/$holder/ns/cgroup'}]
+c['linux'].pop('uidMappings', None); c['linux'].pop('gidMappings', None)
+c['process']['args'] = ['readlink', '/proc/self/ns/cgroup']"
+	ln -sf busybox "$T/b/rootfs/bin/readlink"
+	chmod -R a+rX "$T/b"
+	rt run --bundle "$T/b" g1
+	expect_rc 0 "run joining a cgroup namespace (stderr: $err)"
+	expect_eq "$out" "$(readlink /proc/$holder/ns/cgroup)" "the payload: the joined cgroup namespace"
+	make_bundle "$T/b2" "c['linux']['namespaces'] = [n for n in c['linux']['namespaces'] if n['type'] != 'cgroup']
+c['linux']['namespaces'].append({'type': 'cgroup', 'path': '/proc/$holder/ns/cgroup'})"
+	expect_create_fails "$T/b2" g2 "a cgroup namespace without its user namespace" "needs its user namespace joined too"
+}
