@@ -78,10 +78,21 @@ int isd_mount_new_fs(const char *fstype, const char *const *options, unsigned at
 int isd_mount_new_tmpfs(uint64_t size, uint32_t mode, const uint32_t *uid, const uint32_t *gid,
 		     unsigned attrs, const char *what)
 {
+	return isd_mount_new_tmpfs_named("tmpfs", size, mode, uid, gid, attrs, what);
+}
+
+/* source is what mountinfo shows; runc and crun name their mounts by
+ * type ("tmpfs", "shm"), and OCI conformance checks compare it with the
+ * config's source. */
+int isd_mount_new_tmpfs_named(const char *source, uint64_t size, uint32_t mode, const uint32_t *uid,
+			      const uint32_t *gid, unsigned attrs, const char *what)
+{
 	char size_s[32], mode_s[16], uid_s[16], gid_s[16];
-	const char *opts[10];
+	const char *opts[12];
 	size_t n = 0;
 
+	opts[n++] = "source";
+	opts[n++] = source;
 	snprintf(mode_s, sizeof(mode_s), "%o", mode);
 	opts[n++] = "mode";
 	opts[n++] = mode_s;

@@ -34,6 +34,8 @@ void isd_mount_remember_readonly(struct isd_mount_builder *b, int fd);
 int isd_mount_new_fs(const char *fstype, const char *const *options, unsigned attrs, const char *what);
 int isd_mount_new_tmpfs(uint64_t size, uint32_t mode, const uint32_t *uid, const uint32_t *gid, unsigned attrs,
 			const char *what);
+int isd_mount_new_tmpfs_named(const char *source, uint64_t size, uint32_t mode, const uint32_t *uid,
+			      const uint32_t *gid, unsigned attrs, const char *what);
 /* A private recursive clone of dfd/path with attr_set added to every mount. */
 int isd_mount_clone_tree(int dfd, const char *path, unsigned attr_set, const char *what);
 int isd_mount_attach(int mfd, int target_fd, const char *what);

@@ -221,7 +221,8 @@ static int setup_mqueue(struct isd_mount_builder *b, int dev)
 static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s,
 		     const struct isd_mount_extras *extras)
 {
-	static const char *const devpts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620", NULL};
+	static const char *const devpts_opts[] = {"source", "devpts", "newinstance", NULL, "ptmxmode", "0666",
+						   "mode", "0620", NULL};
 	static const char *const links[][2] = {
 		{"ptmx", "pts/ptmx"},          {"fd", "/proc/self/fd"},
 		{"stdin", "/proc/self/fd/0"},  {"stdout", "/proc/self/fd/1"},
@@ -269,7 +270,7 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 	r = attach_at(b, pts, "/dev/pts", ISD_NODE_DIR, "devpts on /dev/pts");
 	if (r < 0)
 		return r;
-	shm = isd_mount_new_tmpfs(64 << 20, 01777, NULL, NULL,
+	shm = isd_mount_new_tmpfs_named("shm", 64 << 20, 01777, NULL, NULL,
 			MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/dev/shm");
 	if (shm < 0)
 		return shm;
@@ -285,17 +286,24 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 	return 0;
 }
 
-static int setup_proc_sys(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s,
-			  const struct isd_mount_extras *extras)
+/* Named as runc and crun name them: mountinfo's source column. */
+static const char *const proc_opts[] = {"source", "proc", NULL};
+static const char *const sysfs_opts[] = {"source", "sysfs", NULL};
+
+/* /proc before /dev and /sys after it: mountinfo lists mounts in the order
+ * they were made, and OCI configs (and the conformance suite that checks
+ * the order) list them so. */
+static int setup_proc(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s,
+		      const struct isd_mount_extras *extras)
 {
 	unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-	_cleanup_close_ int proc = -1, sys = -1;
+	_cleanup_close_ int proc = -1;
 	int r;
 
 	if (spec->pid_host && !extras->pid_joined) {
 		r = attach_at(b, s->proc, "/proc", ISD_NODE_DIR, "the outer /proc");
 	} else {
-		proc = isd_mount_new_fs("proc", NULL, attrs, "/proc");
+		proc = isd_mount_new_fs("proc", proc_opts, attrs, "/proc");
 		if (proc < 0) {
 			if (proc == -EPERM || proc == -EBUSY) {
 				isd_error(proc, "mounting a fresh /proc for the sandbox's pid namespace");
@@ -308,15 +316,22 @@ static int setup_proc_sys(struct isd_mount_builder *b, const struct isd_spec *sp
 		}
 		r = attach_at(b, proc, "/proc", ISD_NODE_DIR, "procfs on /proc");
 	}
-	if (r < 0)
-		return r;
+	return r;
+}
+
+static int setup_sys(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s,
+		     const struct isd_mount_extras *extras)
+{
+	unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+	_cleanup_close_ int sys = -1;
+	int r;
 
 	if (spec->network == ISD_NET_HOST) {
 		r = attach_at(b, s->sys, "/sys", ISD_NODE_DIR, "the outer /sys");
 		if (r < 0)
 			return r;
 	} else {
-		sys = isd_mount_new_fs("sysfs", NULL, attrs | MOUNT_ATTR_RDONLY, "/sys");
+		sys = isd_mount_new_fs("sysfs", sysfs_opts, attrs | MOUNT_ATTR_RDONLY, "/sys");
 		/* sysfs is a convenience (CPU lists, cgroup limits); a host that
 		 * refuses it still gets a working sandbox with an empty /sys. */
 		if (sys >= 0) {
@@ -593,10 +608,13 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	r = spec->writable_root ? 0 : build_root(&b, spec, &s);
 	if (r < 0)
 		goto out;
+	r = setup_proc(&b, spec, &s, extras);
+	if (r < 0)
+		goto out;
 	r = setup_dev(&b, spec, &s, extras);
 	if (r < 0)
 		goto out;
-	r = setup_proc_sys(&b, spec, &s, extras);
+	r = setup_sys(&b, spec, &s, extras);
 	if (r < 0)
 		goto out;
 	r = setup_user_mounts(&b, spec, &s);
