@@ -62,12 +62,10 @@ static void create_usage(FILE *out)
 	      out);
 }
 
-#define RT_MAX_PRESERVED_FDS 1000
-
 /* --preserve-fds N: the engine's descriptors 3 .. 3+N-1 (conmon's
  * sockets for socket activation), each open, copied above the numbers
  * the sandbox uses itself (isd_sandbox_detached.preserved_fds). */
-static int copy_preserved(uint32_t n, int **out)
+int rt_copy_preserved(uint32_t n, int **out)
 {
 	_cleanup_free_ int *fds = n ? isd_xcalloc(n, sizeof(int)) : NULL;
 
@@ -310,7 +308,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	d.cgroup_path = extra.cgroup_dir;
 	d.cgroup_name = cgroup_name;
 	d.mqueue = rt_wants_mqueue(&extra);
-	r = copy_preserved(o->preserve_fds, &preserved);
+	r = rt_copy_preserved(o->preserve_fds, &preserved);
 	if (r < 0)
 		goto out;
 	d.preserved_fds = preserved;

@@ -31,6 +31,7 @@ struct exec_opts {
 	char **argv; /* after the id */
 	int tty;     /* -1: as --process or the config says */
 	bool detach;
+	uint32_t preserve_fds; /* --preserve-fds: 3 .. 3+N-1 go to the process */
 };
 
 enum { E_PROCESS = 1, E_TTY, E_CONSOLE_SOCKET, E_DETACH, E_PID_FILE, E_CWD, E_ENV, E_USER, E_CAP, E_NO_NEW_PRIVS,
@@ -86,8 +87,10 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 		case E_ENV: isd_strv_push(&o->env, isd_xstrdup(a.value)); break;
 		case E_USER: o->user = a.value; break;
 		case E_PRESERVE_FDS:
-			if (isd_parse_uint32(a.value, &n) < 0 || n)
-				return rt_failf("exec: --preserve-fds %s: isd hands no descriptors but stdio to the process", a.value);
+			if (isd_parse_uint32(a.value, &n) < 0 || n > RT_MAX_PRESERVED_FDS)
+				return rt_failf("exec: --preserve-fds %s: not a count of descriptors (0 to %d)", a.value,
+						RT_MAX_PRESERVED_FDS);
+			o->preserve_fds = n;
 			break;
 		case E_LABEL:
 		case E_APPARMOR:
@@ -285,6 +288,7 @@ int rt_cmd_exec(int argc, char **argv)
 	struct isd_pty_child child = {.pid = -1};
 	struct rt_state st = {0};
 	_cleanup_close_ int dirfd = -1;
+	_cleanup_free_ int *preserved = NULL;
 	int r = parse_exec(argc, argv, &o), status = 0, code;
 	bool have_state = false;
 	pid_t target;
@@ -322,7 +326,18 @@ int rt_cmd_exec(int argc, char **argv)
 		r = rt_fail();
 		goto out;
 	}
+	if ((r = rt_copy_preserved(o.preserve_fds, &preserved)) < 0) {
+		r = rt_fail();
+		goto out;
+	}
+	e.preserved_fds = preserved;
+	e.n_preserved_fds = o.preserve_fds;
 	code = isd_sandbox_enter(&spec, target > 0 ? target : st.pid, st.cgroup, &e);
+	/* the process has its own now (or none came to be) */
+	for (size_t i = 0; preserved && i < o.preserve_fds; i++)
+		close(preserved[i]);
+	free(preserved);
+	preserved = NULL;
 	if (code == ISD_EXIT_NOT_FOUND)
 		rt_not_found_hint();
 	if (code != 0) {

@@ -151,6 +151,11 @@ void rt_default_home(struct isd_spec *spec);
 void rt_not_found_hint(void);
 int rt_send_console(const char *path, int master);
 int rt_write_pid_file(const char *path, pid_t pid);
+#define RT_MAX_PRESERVED_FDS 1000
+/* --preserve-fds N: copies of 3 .. 3+N-1 above the sandbox's own numbers
+ * (*out, the caller's to close and free), -errno recorded when one is not
+ * open. */
+int rt_copy_preserved(uint32_t n, int **out);
 int rt_cmd_exec(int argc, char **argv);
 
 /* runtime-hooks.c */

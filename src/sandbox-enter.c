@@ -56,8 +56,28 @@ static _Noreturn void fail_to(int sock, int code)
 	_exit(code);
 }
 
+/* The caller's preserved descriptors at 3, 4, ... (not close-on-exec),
+ * the socket to the caller moved above them. */
+static int hand_over_preserved(const int *fds, size_t n, int *sock)
+{
+	int s;
+
+	if (!n)
+		return 0;
+	s = fcntl(*sock, F_DUPFD_CLOEXEC, (int)(3 + n));
+	if (s < 0)
+		return isd_error(-errno, "moving the setup socket above the preserved descriptors");
+	*sock = s;
+	for (size_t i = 0; i < n; i++)
+		if (dup2(fds[i], (int)(3 + i)) < 0)
+			return isd_error(-errno, "handing descriptor %zu to the process", 3 + i);
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	return 0;
+}
+
 static _Noreturn void process_main(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp,
-				   const struct isd_landlock_plan *landlock, int sock)
+				   const struct isd_landlock_plan *landlock, const struct isd_sandbox_entered *e, int sock)
 {
 	int fd, r;
 
@@ -95,7 +115,8 @@ static _Noreturn void process_main(const struct isd_spec *spec, const struct isd
 	    isd_caps_drop_all() < 0)
 		fail_to(sock, ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 0);
-	if (isd_landlock_apply(landlock) < 0 || isd_seccomp_install(seccomp) < 0)
+	if (isd_landlock_apply(landlock) < 0 || hand_over_preserved(e->preserved_fds, e->n_preserved_fds, &sock) < 0 ||
+	    isd_seccomp_install(seccomp) < 0)
 		fail_to(sock, ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 1);
 	r = isd_init_exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"), false);
@@ -133,7 +154,7 @@ int isd_sandbox_foreign_namespaces(pid_t init_pid)
 
 static _Noreturn void helper_main(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp,
 				  const struct isd_landlock_plan *landlock, int pidfd, pid_t init_pid,
-				  const char *cgroup_dir, int sock)
+				  const char *cgroup_dir, const struct isd_sandbox_entered *e, int sock)
 {
 	int flags = isd_sandbox_foreign_namespaces(init_pid);
 	struct setup_message msg = {.type = SETUP_PID};
@@ -161,7 +182,7 @@ static _Noreturn void helper_main(const struct isd_spec *spec, const struct isd_
 		fail_to(sock, ISD_EXIT_FAILURE);
 	}
 	if (pid == 0)
-		process_main(spec, seccomp, landlock, sock);
+		process_main(spec, seccomp, landlock, e, sock);
 	msg.exit_code = pid;
 	(void)!send(sock, &msg, sizeof(msg), MSG_NOSIGNAL);
 	_exit(0);
@@ -206,7 +227,7 @@ int isd_sandbox_enter(const struct isd_spec *spec, pid_t init_pid, const char *c
 		close(sv[0]);
 		/* nothing of the caller but stdio crosses into the sandbox */
 		isd_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-		helper_main(spec, &seccomp, &landlock, pidfd, init_pid, cgroup_dir, sv[1]);
+		helper_main(spec, &seccomp, &landlock, pidfd, init_pid, cgroup_dir, e, sv[1]);
 	}
 	close(sv[1]);
 	sv[1] = -1;

@@ -76,6 +76,9 @@ int isd_sandbox_remove_cgroup(const char *cgroup_dir);
 struct isd_sandbox_entered {
 	pid_t pid;      /* the process, as the caller sees it */
 	int pty_master; /* spec->tty: the pty's master (the caller's to close), else -1 */
+	/* In: as isd_sandbox_detached's, the process's 3, 4, ... */
+	const int *preserved_fds;
+	size_t n_preserved_fds;
 };
 int isd_sandbox_enter(const struct isd_spec *spec, pid_t init_pid, const char *cgroup_dir,
 		      struct isd_sandbox_entered *e);

@@ -687,6 +687,15 @@ test_preserve_fds() {
 	rt start f2
 	expect_rc 0 "start"
 	wait_until 10 grep -q later "$T/out3b" || fail "the started payload did not write to descriptor 3"
+	# exec --preserve-fds: the same for the exec'd process
+	make_bundle "$T/b3" 'c["process"]["args"] = ["sleep", "600"]'
+	rt run -d --bundle "$T/b3" f4
+	expect_rc 0 "run -d"
+	"$ISD_RUNTIME" --root "$T/state" exec --preserve-fds 1 f4 sh -c 'echo via-exec >&3; ls /proc/self/fd' \
+		>"$T/out" 2>"$T/err" </dev/null 3>"$T/out3c"
+	expect_eq "$?" 0 "exec --preserve-fds 1 (stderr: $(cat "$T/err"))"
+	expect_eq "$(cat "$T/out3c")" via-exec "the exec'd process wrote to the caller's descriptor 3"
+	expect_eq "$(sort -n "$T/out" | tr '\n' ' ')" "0 1 2 3 4 " "the exec'd process's descriptors (4: ls's own)"
 	rt create --preserve-fds 40 --bundle "$T/b2" f3
 	expect_rc 1 "--preserve-fds naming descriptors that are not open"
 	expect_contains "$err" "--preserve-fds 40: descriptor " "the message names the first one missing"
