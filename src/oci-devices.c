@@ -68,10 +68,17 @@ int oci_parse_devices(struct oci_ctx *c, struct json_object *o)
 		}
 		oci_path(q, sizeof(q), "%s.fileMode", p);
 		if ((v = oci_field(d, "fileMode"))) {
+			unsigned ifmt = dev->type == 'b' ? S_IFBLK : dev->type == 'p' ? S_IFIFO : S_IFCHR;
 			uint64_t mode;
-			if ((r = oci_u64(c, q, v, 07777, &mode)) < 0)
+			/* podman writes stat's st_mode, the type's bits with the
+			 * permissions (020666 for a character device): runc and
+			 * crun take them where they agree with type */
+			if ((r = oci_u64(c, q, v, S_IFMT | 07777, &mode)) < 0)
 				return r;
-			dev->file_mode = (uint32_t)mode;
+			if ((mode & S_IFMT) && (mode & S_IFMT) != ifmt)
+				return oci_err(c, q, "%#llo: its file type bits are not those of type %c (%#o)",
+					       (unsigned long long)mode, dev->type, ifmt);
+			dev->file_mode = (uint32_t)(mode & 07777);
 			dev->has_file_mode = true;
 		}
 		oci_path(q, sizeof(q), "%s.uid", p);

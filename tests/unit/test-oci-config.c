@@ -620,6 +620,13 @@ static void test_devices(void)
 	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/x\", \"type\": \"c\", \"major\": 1, \"minor\": 1, "
 		     "\"fileMode\": 65535}]", 0),
 		"linux.devices[0].fileMode");
+	/* podman's fileMode: stat's st_mode, 020666 for a character device */
+	CHECK(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/full\", \"type\": \"c\", \"major\": 1, \"minor\": 7, "
+		   "\"fileMode\": 8630}]", 0) == 0);
+	CHECK(spec.n_devices == 1 && !has_note("fileMode"));
+	REFUSED(load(NULL, NULL, ", \"devices\": [{\"path\": \"/dev/full\", \"type\": \"c\", \"major\": 1, \"minor\": 7, "
+		     "\"fileMode\": 25014}]", 0),
+		"linux.devices[0].fileMode: 060666: its file type bits are not those of type c");
 	REFUSED(load(NULL, NULL, ", \"resources\": {\"devices\": [{\"allow\": true, \"access\": \"rwx\"}]}", 0),
 		"linux.resources.devices[0].access: \"rwx\" is not an access");
 	REFUSED(load(NULL, NULL, ", \"resources\": {\"devices\": [{\"access\": \"r\"}]}", 0),
