@@ -108,7 +108,8 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 	for (size_t i = 0; i < spec->n_mounts; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
 		unsigned attrs = isd_testhook_bind_attrs(m->destination, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-								  (m->readonly ? MOUNT_ATTR_RDONLY : 0));
+								  (m->readonly ? MOUNT_ATTR_RDONLY : 0) |
+								  (m->noexec ? MOUNT_ATTR_NOEXEC : 0));
 
 		if (extras->sources_prepared) {
 			/* This process's copies of isd's clones (src/rootful.c);

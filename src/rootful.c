@@ -288,7 +288,8 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 		extras->bind_fds[i] = extras->layer_dir_fds[i] = -1;
 	for (size_t i = 0; i < spec->n_mounts && r >= 0; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
-		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0);
+		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0) |
+				 (m->noexec ? MOUNT_ATTR_NOEXEC : 0);
 
 		if (m->type == ISD_MOUNT_OVERLAY && (m->agent_state ? extras->state_copy && extras->state_copy[i]
 								       : extras->workspace_copy != NULL)) {

@@ -83,10 +83,10 @@ static int add_bind(struct isd_spec *spec, const char *cfg, const struct isd_oci
 	struct stat st;
 	struct isd_mount *im;
 
-	if (m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY))
-		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): bind options other than ro, nosuid, nodev and the "
-				    "atime ones (0x%lx) are not supported by isd-runtime",
-			      cfg, m->destination, m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY));
+	if (m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY | MS_NOEXEC))
+		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): bind options other than ro, nosuid, nodev, noexec and "
+				    "the atime ones (0x%lx) are not supported by isd-runtime",
+			      cfg, m->destination, m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY | MS_NOEXEC));
 	if (m->data)
 		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): data \"%s\" on a bind is not supported by isd-runtime",
 			      cfg, m->destination, m->data);
@@ -103,6 +103,7 @@ static int add_bind(struct isd_spec *spec, const char *cfg, const struct isd_oci
 	im->source = isd_xstrdup(real);
 	im->destination = isd_xstrdup(m->destination);
 	im->readonly = m->flags & MS_RDONLY;
+	im->noexec = m->flags & MS_NOEXEC;
 	im->origin = isd_xasprintf("%s mounts", cfg);
 	return 0;
 }
@@ -285,7 +286,8 @@ int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 			   ISD_OCI_APPLIES_CONSOLE_SIZE | ISD_OCI_APPLIES_CGROUP_PATH | ISD_OCI_APPLIES_RLIMITS |
 			   ISD_OCI_APPLIES_MOUNTS | ISD_OCI_APPLIES_MASKED_PATHS | ISD_OCI_APPLIES_LSM |
 			   ISD_OCI_APPLIES_SYSCTL | ISD_OCI_APPLIES_DOMAINNAME | ISD_OCI_APPLIES_UMASK |
-			   ISD_OCI_APPLIES_OOM_SCORE | ISD_OCI_APPLIES_GROUPS | ISD_OCI_APPLIES_JOIN;
+			   ISD_OCI_APPLIES_OOM_SCORE | ISD_OCI_APPLIES_GROUPS | ISD_OCI_APPLIES_JOIN |
+			   ISD_OCI_APPLIES_PROPAGATION;
 	int r;
 
 	/* rootfsPropagation: the root is private to the sandbox, which is

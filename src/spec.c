@@ -316,6 +316,8 @@ static json_object *mount_json(const struct isd_mount *m)
 		json_object_object_add(o, "optional", json_object_new_boolean(true));
 	if (m->rebind)
 		json_object_object_add(o, "onto_itself", json_object_new_boolean(true));
+	if (m->type == ISD_MOUNT_BIND && m->noexec)
+		json_object_object_add(o, "noexec", json_object_new_boolean(true));
 	if (m->agent_state)
 		json_object_object_add(o, "agent_state", json_object_new_boolean(true));
 	if (m->create)

@@ -32,6 +32,7 @@ struct isd_mount {
 	uint32_t uid, gid;
 	bool has_uid, has_gid;
 	bool exec; /* tmpfs is noexec unless "exec" was given */
+	bool noexec; /* bind: noexec too (an OCI mount's option: podman's --read-only, rootless --device) */
 	bool implicit; /* added by isd, not by the user (shown in --print-spec) */
 	char *origin;  /* "isd", "command line", "profile FILE:LINE", "command resolution" */
 	/* bind: a missing source is created on the host when the sandbox

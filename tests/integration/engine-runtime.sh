@@ -145,6 +145,17 @@ cell_run() {
 	expect_gone "$(cat "$T/podman-home/cid")"
 	pm run --rm $RUN_OPTS --rootfs "$R" /no-such-command
 	expect_eq "$rc" 127 "a missing command: podman's 127 ($err)"
+	# --read-only: podman's binds of /etc/hosts and the like are noexec
+	pm run --rm --read-only $RUN_OPTS --rootfs "$R" sh -c 'touch /x 2>/dev/null || echo root=ro; touch /tmp/x && echo tmp=rw'
+	expect_eq "$rc" 0 "run --read-only ($err)"
+	expect_eq "$(val root)" ro "--read-only: the root"
+	expect_eq "$(val tmp)" rw "--read-only: podman's tmpfs at /tmp"
+	# --device: podman's fileMode holds the node's type bits (020666)
+	if [ -c /dev/net/tun ]; then
+		pm run --rm --device /dev/net/tun $RUN_OPTS --rootfs "$R" sh -c 'test -c /dev/net/tun && echo tun=yes'
+		expect_eq "$rc" 0 "run --device /dev/net/tun ($err)"
+		expect_eq "$(val tun)" yes "the device in the container"
+	fi
 }
 
 # -t without input (the console socket, conmon's side of the terminal),

@@ -127,3 +127,25 @@ test_default_root_in_user_namespace() {
 	out=$(unshare -r env XDG_RUNTIME_DIR="$T/xdg" USER=root "$ISD_RUNTIME" list -q 2>&1)
 	expect_not_contains "$out" u1 "USER=root: /run/isd-runtime"
 }
+
+# A noexec bind (podman's --read-only binds /etc/hosts so, rootless podman
+# its --device nodes): made, its files readable, not executable.
+test_bind_noexec() {
+	make_bundle "$T/b" 'c["mounts"].append({"destination": "/mnt/x", "type": "bind", "source": "'"$T/b/rootfs/bin"'", "options": ["rbind", "ro", "nosuid", "nodev", "noexec"]})
+c["process"]["args"] = ["sh", "-c", "test -r /mnt/x/busybox && echo readable; /mnt/x/busybox true; echo exec=$?"]'
+	rt run --bundle "$T/b" n1
+	expect_rc 0 "run with a noexec bind ($err)"
+	expect_eq "$out" "$(printf 'readable\nexec=126')" "the bind: readable, not executable"
+}
+
+# linux.rootfsPropagation rslave (rootless podman's with --device): met by
+# the container's private root; shared is refused.
+test_rootfs_propagation() {
+	make_bundle "$T/b" 'c["linux"]["rootfsPropagation"] = "rslave"; c["process"]["args"] = ["true"]'
+	rt run --bundle "$T/b" f1
+	expect_rc 0 "run with rootfsPropagation rslave ($err)"
+	make_bundle "$T/b2" 'c["linux"]["rootfsPropagation"] = "rshared"; c["process"]["args"] = ["true"]'
+	rt run --bundle "$T/b2" f2
+	expect_rc 1 "rootfsPropagation rshared"
+	expect_contains "$err" "linux.rootfsPropagation" "the refusal names it"
+}

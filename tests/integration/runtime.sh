@@ -461,9 +461,9 @@ test_config_refused() {
 	expect_rc 1 "a second proc is refused"
 	expect_contains "$err" "/mnt/p" "the message names the mount"
 	[ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || fail "more than one line: $err"
-	make_bundle "$T/b3" 'c["mounts"].append({"destination": "/mnt/x", "type": "bind", "source": "/bin", "options": ["rbind", "noexec"]})'
+	make_bundle "$T/b3" 'c["mounts"].append({"destination": "/mnt/x", "type": "bind", "source": "/bin", "options": ["rbind", "sync"]})'
 	rt create --bundle "$T/b3" r3
-	expect_rc 1 "a noexec bind isd cannot make is refused"
+	expect_rc 1 "a sync bind isd cannot make is refused"
 	expect_contains "$err" "/mnt/x" "the message names the mount"
 }
 
