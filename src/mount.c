@@ -96,7 +96,7 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 			return s->dev[i];
 	}
 	{
-		int r = isd_mount_dev_clone(spec, &s->devices);
+		int r = isd_mount_dev_clone(spec, extras->sources_prepared ? extras->device_fds : NULL, &s->devices);
 		if (r < 0)
 			return r;
 	}

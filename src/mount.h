@@ -47,6 +47,9 @@ struct isd_mount_extras {
 	bool sources_prepared;
 	int *bind_fds, *layer_dir_fds;
 	int image_fd;
+	/* per spec device: a node of the payload's own (src/mount-dev.h),
+	 * or -1 for the bind of the host node */
+	int *device_fds;
 };
 
 /* Builds the whole file system tree and pivots into it.  On return the

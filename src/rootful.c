@@ -20,6 +20,7 @@
 #include "rootful.h"
 #include "isolation.h"
 #include "mount.h"
+#include "mount-dev.h"
 #include "isd/syscalls.h"
 #include "userns.h"
 #include "isd/process.h"
@@ -286,6 +287,25 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 	extras->layer_dir_fds = isd_xcalloc(spec->n_mounts ? spec->n_mounts : 1, sizeof(int));
 	for (size_t i = 0; i < spec->n_mounts; i++)
 		extras->bind_fds[i] = extras->layer_dir_fds[i] = -1;
+	extras->device_fds = isd_xcalloc(spec->n_devices ? spec->n_devices : 1, sizeof(int));
+	for (size_t i = 0; i < spec->n_devices; i++)
+		extras->device_fds[i] = -1;
+	/* The payload's unprivileged id is neither the owner nor in the
+	 * group of a node such as a 0660 root:render one, which root, the
+	 * caller, opens.  A node of its own gives it what --device asked,
+	 * no more (the devtmpfs of /dev refuses an idmapped mount). */
+	for (size_t i = 0; i < spec->n_devices && r >= 0; i++) {
+		int fd;
+		if (spec->devices[i].isd_node)
+			continue;
+		r = fd = isd_mount_dev_own_node(&spec->devices[i], spec->host_uid, spec->host_gid);
+		if (fd >= 0) { /* above the descriptors the child shuffles, as clone_source's */
+			r = extras->device_fds[i] = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+			close(fd);
+			if (r < 0)
+				r = isd_error(-errno, "keeping the node of %s", spec->devices[i].host);
+		}
+	}
 	for (size_t i = 0; i < spec->n_mounts && r >= 0; i++) {
 		const struct isd_mount *m = &spec->mounts[i];
 		unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (m->readonly ? MOUNT_ATTR_RDONLY : 0) |
@@ -337,9 +357,13 @@ void isd_rootful_release(const struct isd_spec *spec, struct isd_mount_extras *e
 		if (extras->layer_dir_fds[i] >= 0)
 			close(extras->layer_dir_fds[i]);
 	}
+	for (size_t i = 0; i < spec->n_devices; i++)
+		if (extras->device_fds[i] >= 0)
+			close(extras->device_fds[i]);
 	free(extras->bind_fds);
 	free(extras->layer_dir_fds);
-	extras->bind_fds = extras->layer_dir_fds = NULL;
+	free(extras->device_fds);
+	extras->bind_fds = extras->layer_dir_fds = extras->device_fds = NULL;
 	if (extras->image_fd >= 0)
 		close(extras->image_fd);
 	extras->sources_prepared = false;
@@ -358,7 +382,7 @@ void isd_rootful_close_other_fds(const struct isd_spec *spec, const struct isd_m
 	size_t n = 0;
 	unsigned from = first;
 
-	keep = isd_xcalloc(2 * spec->n_mounts + extras->n_preserved_fds + 3, sizeof(int));
+	keep = isd_xcalloc(2 * spec->n_mounts + spec->n_devices + extras->n_preserved_fds + 3, sizeof(int));
 	if (also_keep >= 0)
 		keep[n++] = also_keep;
 	for (size_t i = 0; i < extras->n_preserved_fds; i++)
@@ -371,6 +395,9 @@ void isd_rootful_close_other_fds(const struct isd_spec *spec, const struct isd_m
 		if (extras->layer_dir_fds[i] >= 0)
 			keep[n++] = extras->layer_dir_fds[i];
 	}
+	for (size_t i = 0; extras->sources_prepared && i < spec->n_devices; i++)
+		if (extras->device_fds[i] >= 0)
+			keep[n++] = extras->device_fds[i];
 	if (extras->sources_prepared && extras->image_fd >= 0)
 		keep[n++] = extras->image_fd;
 	qsort(keep, n, sizeof(int), compare_ints);

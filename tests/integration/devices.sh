@@ -51,6 +51,59 @@ print("ioctl-ok")'
 	expect_eq "$out" ioctl-ok "TUNGETFEATURES"
 }
 
+# isd run by the host's root (not root of a user namespace: see the uid_map).
+host_root() {
+	[ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]
+}
+
+# What the payload can do with /dev/gpu0.
+open_gpu0='(head -c 2 /dev/gpu0 | od -An -tx1 | tr -d " ") 2>/dev/null || echo read-denied
+	(echo x >/dev/gpu0) 2>/dev/null && echo write-ok || echo write-denied'
+
+# A root caller's payload runs as an unprivileged id (src/rootful.c), in
+# none of the node's groups: root may open a 0660 root:video node (a render
+# node's mode), so the payload gets it too, as :rwm says and no more.
+test_device_root_caller_group_node() {
+	host_root || skip "a root caller's devices need isd run as the host's root"
+	node=/dev/isd-test-node.$$
+	at_teardown "rm -f $node $node.other"
+	mknod -m 0660 "$node" c 1 5 && chown 0:44 "$node" || fail "cannot make $node"
+	run_isd exec --device "$node:/dev/gpu0" -- sh -c "$open_gpu0"
+	expect_rc 0 "--device $node (0660 root:44) as root"
+	expect_eq "$out" "0000
+write-ok" "the payload's access to the 0660 node"
+	run_isd exec --device "$node:/dev/gpu0:r" -- sh -c "$open_gpu0; chmod 0666 /dev/gpu0 2>/dev/null && echo chmod-ok || :"
+	expect_rc 0 "--device $node:/dev/gpu0:r as root"
+	expect_eq "$out" "0000
+write-denied" "the payload's access to the read-only node"
+	# another user's 0600 node: root opens it, so does root's payload
+	mknod -m 0600 "$node.other" c 1 3 && chown 12345:12345 "$node.other" || fail "cannot make $node.other"
+	run_isd exec --device "$node.other:/dev/gpu0" -- sh -c 'echo x >/dev/gpu0 && echo write-ok'
+	expect_rc 0 "--device $node.other (0600 12345:12345) as root"
+	expect_eq "$out" write-ok "writing another user's node"
+	# the nodes on the host are untouched
+	expect_eq "$(stat -c %u:%g:%a "$node" "$node.other")" "0:44:660
+12345:12345:600" "the host's nodes"
+}
+
+# A user's payload keeps the user's own ids and groups, nothing more: a
+# node the user cannot open stays closed inside.
+test_device_user_gets_only_its_access() {
+	[ "$(id -u)" -ne 0 ] || skip "needs isd run as a user, not root"
+	node=
+	for n in /dev/cpu_dma_latency /dev/hwrng /dev/mem /dev/console /dev/tty0; do
+		if [ -c "$n" ] && [ ! -r "$n" ] && [ ! -w "$n" ]; then
+			node=$n
+			break
+		fi
+	done
+	[ -n "$node" ] || skip "this host has no char device that $(id -un) cannot open"
+	run_isd exec --device "$node:/dev/gpu0" -- sh -c "$open_gpu0"
+	expect_rc 0 "--device $node as $(id -un)"
+	expect_eq "$out" "read-denied
+write-denied" "the payload's access to $node"
+}
+
 # One line on stderr, exit 125, and the payload never ran.
 expect_refused() {
 	mkdir -p "$T/mark"
