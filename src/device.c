@@ -286,8 +286,9 @@ int isd_device_add(struct isd_spec *spec, const char *host, const char *containe
 					 "directory such as /dev/dri)", what, real);
 		return r;
 	}
-	/* The payload opens it as the caller (a root caller's payload is
-	 * an unprivileged id, which the node's mode decides for). */
+	/* The payload opens it as the caller, with the caller's groups; a
+	 * root caller's, an unprivileged id, gets a node of its own with the
+	 * access asked (src/mount-dev.c), as root may open any node. */
 	if (geteuid() != 0 && faccessat(AT_FDCWD, real, R_OK | (write ? W_OK : 0), AT_EACCESS) < 0)
 		return isd_error(0, "%s: you cannot open %s for %s (mode %o, owner %u:%u; fix: join the node's group, "
 				    "or ask only r)", what, real, write ? "reading and writing" : "reading",
