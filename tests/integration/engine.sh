@@ -72,10 +72,12 @@ make_rootfs() {
 	tar -C / --exclude='etc/shadow*' --exclude='etc/gshadow*' --exclude='etc/ssl/private' --exclude='etc/sudoers*' \
 		--exclude='etc/ssh/ssh_host_*' -cf - etc 2>/dev/null | tar -C "$R" -xf - 2>/dev/null
 	ln -sfn /proc/mounts "$R/etc/mtab"
-	[ "$ENGINE_USER" = root ] || [ "$(id -u)" -ne 0 ] || chown -R "$ENGINE_USER" "$R"
 	# ~/.local: podman makes the binds' mount points, the container's
 	# user its ~/.local/state beside them.
 	mkdir -p "$R/home/engine/.local/bin" "$R/home/engine/.local/lib"
+	# The user's group too: rootless podman maps no gid 0 of the host,
+	# and overlayfs refuses to copy up what has an unmapped id (EOVERFLOW).
+	[ "$ENGINE_USER" = root ] || [ "$(id -u)" -ne 0 ] || chown -hR "$ENGINE_USER:" "$R"
 	chmod 1777 "$R/tmp" "$R/var/tmp" "$R/home/engine" "$R/home/engine/.local"
 }
 
@@ -347,11 +349,11 @@ test_rootless_docker_user() { cell rootless docker 1000; }
 test_rootless_unconfined_root() { cell rootless unconfined 0; }
 test_rootless_unconfined_user() { cell rootless unconfined 1000; }
 # The landlock tier's workspace and state are copies: they work where
-# the home is on the container's overlay.  (Rootless podman's --rootfs
-# DIR:O does not mount here: crun finds no merged tree.)
+# the home is on the container's overlay.
 test_rootful_docker_user_overlay_home() { OVERLAY_ROOTFS=yes cell rootful docker 1000; }
 # The full tier without a pid namespace (plain podman's uid 1000) makes
 # its cow workspace and the agent's state copies there: overlayfs cannot
 # write to the container's overlay (src/workspace-fallback.c).
 test_rootful_plain_user_overlay_home() { OVERLAY_ROOTFS=yes cell rootful plain 1000; }
 test_rootful_plain_root_overlay_home() { OVERLAY_ROOTFS=yes cell rootful plain 0; }
+test_rootless_docker_user_overlay_home() { OVERLAY_ROOTFS=yes cell rootless docker 1000; }
