@@ -513,3 +513,39 @@ for s in socks:
 	expect_contains "$out" "  net refused request ?  the relay holds 8 connections, as many as it may  ("
 	expect_contains "$out" " times, the last at "
 }
+
+# The same at the relay's own cap, in isd itself (no test hook): 4096
+# connections held, 20 more refused, each counted in a record.
+test_log_records_refused_at_the_real_cap() {
+	SPY=/usr/bin/python3
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	[ "$(ulimit -Hn)" -ge 9000 ] || skip "a hard limit of $(ulimit -Hn) descriptors is too few for 4096 connections"
+	"$ISD" exec --network netless --activity-log "$T/a.log" -- "$SPY" -c '
+import resource, select, socket, time
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+socks = [socket.create_connection(("127.0.0.1", 3128)) for i in range(4096 + 20)]
+refused, deadline = 0, time.time() + 30
+poll = select.poll()
+for s in socks:
+    poll.register(s, select.POLLIN)
+while refused < 20 and time.time() < deadline:
+    for fd, ev in poll.poll(500):
+        poll.unregister(fd)
+        refused += 1
+print(refused)
+for s in socks:
+    s.close()
+' >"$T/out" 2>"$T/err"
+	rc=$?
+	expect_rc 0 "the payload: $(cat "$T/err")"
+	refused=$(cat "$T/out")
+	[ "$refused" -ge 20 ] || fail "only $refused connections were refused"
+	n=$(grep '"verdict":"refused"' "$T/a.log" | grep '"reason":"the relay holds 4096 connections, as many as it may"' |
+		sed -n 's/.*"verdict":"refused"\(,"count":\([0-9]*\)\)\{0,1\}.*/\2/p' | awk '{ n += $1 ? $1 : 1 } END { print n + 0 }')
+	expect_eq "$n" "$refused" "attempts in the refused records"
+	n=$(grep '"reason":"it closed before it sent a request"' "$T/a.log" |
+		sed -n 's/.*"verdict":"failed"\(,"count":\([0-9]*\)\)\{0,1\}.*/\2/p' | awk '{ n += $1 ? $1 : 1 } END { print n + 0 }')
+	expect_eq "$n" "$((4096 + 20 - refused))" "attempts in the records of the connections held"
+	[ "$(grep -c '"type":"net"' "$T/a.log")" -le 12 ] || fail "the records were not coalesced: $(grep -c '"type":"net"' "$T/a.log")"
+}
