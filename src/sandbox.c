@@ -171,9 +171,14 @@ static pid_t spawn_child(const struct isd_spec *spec, unsigned long shared_ns, s
 }
 
 /* The storage watcher (src/storage-watch.c): what the sandbox writes to the
- * host disk, named by the session's id, or by isd's pid without one. */
+ * host disk, named by the session's id, or by isd's pid without one.
+ * Where the store is on overlayfs the payload writes to copies
+ * (src/workspace-fallback.c), not the upper layers, which stay empty until
+ * the run ends: the copies are counted as the landlock tier's, what
+ * changed since they were made, or the bound would hold nothing. */
 static int prepare_storage(const struct isd_spec *spec, const struct isd_session *session,
-			   const struct isd_mount_extras *extras, struct isd_storage_watch **out)
+			   const struct isd_mount_extras *extras, const struct isd_copy_fallback *copies,
+			   struct isd_storage_watch **out)
 {
 	struct isd_storage_scope scope;
 	char pid[16];
@@ -181,6 +186,13 @@ static int prepare_storage(const struct isd_spec *spec, const struct isd_session
 
 	isd_storage_scope_collect(spec, session ? session->dir : NULL, extras->state_upper, extras->state_file,
 				  spec->n_mounts, &scope);
+	if (copies->workspace)
+		isd_strv_push(&scope.accounted, isd_xstrdup(copies->workspace));
+	for (size_t i = 0; i < copies->n_state; i++)
+		if (copies->state[i])
+			isd_strv_push(&scope.accounted, isd_xstrdup(copies->state[i]));
+	if (copies->workspace || copies->n_state)
+		scope.baseline = copies->since;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	scope.id = session ? session->id : pid;
 	r = isd_storage_watch_prepare(spec, &scope, out);
@@ -321,7 +333,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	r = isd_rootful_prepare(spec, have_session ? session.dir : NULL, &args.extras);
 	if (r < 0)
 		goto out;
-	r = d ? 0 : prepare_storage(spec, have_session ? &session : NULL, &args.extras, &storage);
+	r = d ? 0 : prepare_storage(spec, have_session ? &session : NULL, &args.extras, &copies, &storage);
 	if (r < 0)
 		goto out;
 	r = isd_proxy_new(spec, &proxy);

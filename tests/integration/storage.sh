@@ -479,3 +479,120 @@ test_landlock_tier_rename_tricks_stay_at_the_bound() {
 	need_landlock_tier
 	rename_tricks
 }
+
+# The full tier with isd's store on overlayfs (the home on a container's
+# image): the payload writes to copies of the workspace and the agent's
+# state (src/workspace-fallback.c), not to upper layers, and the watcher
+# counts those copies as the landlock tier's: what changed since they were
+# made.  Made here as isolation/full_cow_with_store_on_overlayfs does:
+# isd nested in an isd whose cow workspace holds the inner store.  The
+# inner script ($T/outer/inner.sh, given as the test's body) prints
+# key=value lines, read back from $out.  (Before: nothing was counted,
+# the floods ran to their end.)
+run_nested_on_overlay_store() {
+	cat >"$T/outer/inner.sh"
+	user=
+	if [ "$(id -u)" -eq 0 ]; then
+		# (uid 0 inside an isd cannot map itself again)
+		user="-u 1000"
+		chmod -R a+rwX "$T/outer"
+	fi
+	run_isd exec $user --security-opt seccomp=nested --profile none -v "$(dirname "$ISD"):$(dirname "$ISD"):ro" \
+		-v "$ISD_TEST_SRCDIR:$ISD_TEST_SRCDIR:ro" -e ISD="$ISD" --workspace "$T/outer:cow" -w "$T/outer" -- sh "$T/outer/inner.sh"
+	case $out in
+	*store-fs=overlayfs*) ;;
+	*) skip "no nested full tier with its store on overlayfs here: $out $err" ;;
+	esac
+	expect_rc 0 "$err"
+}
+
+# The inner script's helpers: flood STATE LIMIT SCRIPT runs SCRIPT in a
+# cow sandbox of proj bound by LIMIT in the background, waits up to 60 s
+# for the freeze (frozen=1, else frozen=0 and the sandbox killed), and
+# leaves its session in $id.
+NESTED_LIB='
+export HOME=$PWD/home
+mkdir -p "$HOME"
+cd proj || exit 1
+echo "store-fs=$(stat -f -c %T .)"
+flood() {
+	export XDG_STATE_HOME=$HOME/../$1
+	"$ISD" exec --profile none --workspace "$PWD:cow" --storage-opt "$2" -- sh -c "$3" >"$HOME/bg.out" 2>"$HOME/bg.err" </dev/null &
+	bg=$!
+	n=0 frozen=0
+	while [ $n -lt 600 ] && kill -0 $bg 2>/dev/null; do
+		grep -q "the sandbox is frozen" "$HOME/bg.err" && { frozen=1; break; }
+		n=$((n + 1)); sleep 0.1
+	done
+	echo "frozen=$frozen"
+	id=$(ls "$XDG_STATE_HOME/isd/sessions" | grep -v "^[.]" | head -n1)
+	copy=$XDG_STATE_HOME/isd/sessions/$id/full-copy
+	[ -d "$copy" ] && echo "copy=yes"
+}
+end_flood() {
+	if [ $frozen = 1 ]; then "$ISD" resume --end "$id" >/dev/null 2>&1; echo "resume=$?"; else kill -9 $bg; fi
+	wait $bg; echo "flood-rc=$?"
+	sed "s/^/bg-out: /" "$HOME/bg.out"; sed "s/^/bg-err: /" "$HOME/bg.err"
+	"$ISD" diff --stat "$id" >"$HOME/diff.out" 2>&1; echo "diff=$?"
+	sed "s/^/diff: /" "$HOME/diff.out"
+}
+'
+
+# An inode flood stops at the bound; the project's 3000 files in the
+# copy do not count.
+test_full_tier_copies_inode_flood_stops_at_the_bound() {
+	mkdir -p "$T/outer/proj/many"
+	i=0
+	while [ $i -lt 3000 ]; do : >"$T/outer/proj/many/p$i"; i=$((i + 1)); done
+	# at most 30000 files: without a bound the test fails, not the disk
+	run_nested_on_overlay_store <<EOF
+$NESTED_LIB
+flood state inodes=2000 'echo kept >kept; i=0; while [ \$i -lt 30000 ]; do : >f\$i || break; i=\$((i + 1)); done; echo stopped at \$i'
+echo "files=\$(find "\$copy" -name "f*" -type f | wc -l)"
+end_flood
+EOF
+	expect_contains "$out" "frozen=1" "the inode flood froze the sandbox: $out"
+	expect_contains "$out" "copy=yes" "the tier wrote to a copy"
+	files=$(printf '%s\n' "$out" | sed -n 's/^files=//p')
+	echo "frozen at $files new files for a bound of 2000"
+	[ "$files" -ge 1900 ] && [ "$files" -le 3000 ] || fail "frozen at $files new files for a bound of 2000 (the project's 3000 do not count)"
+	expect_contains "$out" "bg-err: isd: " "the watcher's message"
+	expect_not_contains "$out" "bg-out: stopped at" "the writer never finished"
+	expect_contains "$out" "resume=0" "isd resume --end"
+	expect_contains "$out" "flood-rc=137" "a sandbox ended at its bound"
+	expect_contains "$out" "diff=0" "isd diff after the flood"
+	expect_contains "$out" "diff:  kept " "what was written before the bound is kept"
+}
+
+# A size flood stops at the bound, while a write under it runs to its
+# end and is kept; the project's 120 MiB in the copy do not count.
+test_full_tier_copies_size_flood_stops_at_the_bound() {
+	mkdir -p "$T/outer/proj"
+	dd if=/dev/zero of="$T/outer/proj/old" bs=1M count=120 2>/dev/null
+	# at most 1 GiB: without a bound the test fails, not the disk
+	run_nested_on_overlay_store <<EOF
+$NESTED_LIB
+export XDG_STATE_HOME=\$HOME/../under
+"\$ISD" exec --profile none --workspace "\$PWD:cow" --storage-opt size=100M -- dd if=/dev/zero of=kept bs=1M count=20 2>"\$HOME/under.err"
+echo "under=\$?"
+sed "s/^/under-err: /" "\$HOME/under.err"
+echo "kept=\$(du -B1M "\$XDG_STATE_HOME"/isd/sessions/*/upper/kept | cut -f1)"
+flood state size=100M 'i=0; while [ \$i -lt 64 ]; do dd if=/dev/zero of=f\$i bs=1M count=16 2>/dev/null || break; i=\$((i + 1)); done; echo stopped at \$i'
+echo "bytes=\$(find "\$copy" -name "f*" -type f -exec du -cB1 {} + | sed -n "s/\ttotal\$//p" | tail -n1)"
+end_flood
+EOF
+	expect_contains "$out" "under=0" "a write under the bound runs to its end"
+	expect_not_contains "$out" "under-err: isd: the sandbox is frozen" "no freeze under the bound"
+	expect_contains "$out" "kept=20" "the write under the bound is kept after the run"
+	expect_contains "$out" "frozen=1" "the size flood froze the sandbox: $out"
+	expect_contains "$out" "copy=yes" "the tier wrote to a copy"
+	b=$(printf '%s\n' "$out" | sed -n 's/^bytes=//p')
+	echo "frozen at $b bytes for a bound of 100 MiB"
+	[ "${b:-0}" -ge $((90 * MiB)) ] && [ "$b" -le $((100 * MiB + SLACK)) ] || fail "frozen at $b bytes for a bound of 100 MiB"
+	expect_contains "$out" "its bound is 100.0 MiB" "the message names the bound"
+	expect_not_contains "$out" "bg-out: stopped at" "the writer never finished"
+	expect_contains "$out" "resume=0" "isd resume --end"
+	expect_contains "$out" "flood-rc=137" "a sandbox ended at its bound"
+	expect_contains "$out" "diff=0" "isd diff after the flood"
+	expect_contains "$out" "diff:  f0 " "the session stays reviewable"
+}
