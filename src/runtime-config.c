@@ -243,6 +243,27 @@ static int copy_rlimits(struct isd_spec *spec, const struct isd_oci_extra *x)
 	return 0;
 }
 
+/* process.oomScoreAdj: set on the runtime itself, which the sandbox's
+ * processes inherit through fork and exec (runc and crun set it in their
+ * init the same way).  Raising it needs no privilege; lowering it below
+ * what the caller has does (CAP_SYS_RESOURCE), and a score left higher
+ * than asked costs function only: a warning, as before. */
+static void apply_oom_score_adj(const struct isd_oci_extra *x)
+{
+	char buf[16];
+	FILE *f;
+
+	if (!x->has_oom_score_adj)
+		return;
+	snprintf(buf, sizeof(buf), "%d\n", x->oom_score_adj);
+	f = fopen("/proc/self/oom_score_adj", "we");
+	if (!f || fputs(buf, f) < 0 || fflush(f) != 0)
+		rt_warn("%s: process.oomScoreAdj %d: left out (%s)", x->config_path, x->oom_score_adj,
+			strerror(errno));
+	if (f)
+		fclose(f);
+}
+
 /* Left out at a cost in function only (isd-runtime(8) lists them). */
 static void warn_functional(const struct isd_oci_extra *x, const struct isd_spec *spec)
 {
@@ -254,8 +275,6 @@ static void warn_functional(const struct isd_oci_extra *x, const struct isd_spec
 		rt_warn("%s: domainname: left out (isd-runtime sets none)", cfg);
 	if (x->has_umask && x->umask != 022)
 		rt_warn("%s: process.user.umask %04o: left out (the payload starts with 0022)", cfg, x->umask);
-	if (x->has_oom_score_adj && x->oom_score_adj != 0)
-		rt_warn("%s: process.oomScoreAdj %d: left out", cfg, x->oom_score_adj);
 	for (size_t i = 0; i < x->n_additional_gids; i++)
 		if (x->additional_gids[i] != spec->gid) {
 			rt_warn("%s: process.user.additionalGids: left out (the payload has its primary group only)", cfg);
@@ -300,5 +319,6 @@ int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 	if ((r = copy_rlimits(spec, x)) < 0)
 		return r;
 	warn_functional(x, spec);
+	apply_oom_score_adj(x);
 	return isd_oci_refuse_unapplied(x, applies);
 }

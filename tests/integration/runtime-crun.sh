@@ -244,3 +244,14 @@ open(os.path.join(os.path.dirname(sys.argv[1]), "dsts"), "w").write(
 	expect_contains "$(order "$crun_out")" "/proc proc proc" "crun: /proc by its config's source"
 	expect_eq "$(order "$isd_out")" "$(order "$crun_out")" "the config's mounts, their order and sources"
 }
+
+# process.oomScoreAdj: the payload's score is the config's.  Raised only,
+# which needs no privilege (lowering below the caller's needs
+# CAP_SYS_RESOURCE: isd-runtime then warns and leaves it).
+test_oom_score_adj() {
+	diff_bundle 'c["process"]["oomScoreAdj"] = 500; c["process"]["args"] = ["cat", "/proc/self/oom_score_adj"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$crun_out" 500 "crun: process.oomScoreAdj"
+	expect_eq "$isd_out" "$crun_out" "process.oomScoreAdj"
+}
