@@ -52,8 +52,21 @@ static int make_dirs(const char *path, char *abs, size_t start, const char *ctl,
 			*p = '/';
 			r = isd_write_file_at(AT_FDCWD, sc, ctl, O_WRONLY, 0);
 			if (r < 0) {
+				_cleanup_free_ char *have = NULL, *cf = NULL;
 				*p = '\0';
-				r = isd_error(r, "linux.cgroupsPath %s: enabling %s in %s", path, ctl, abs);
+				cf = isd_xasprintf("%s/cgroup.controllers", abs);
+				/* ENOENT: a controller the hierarchy lacks (v1 has it on
+				 * a hybrid host), which engines would read as a missing
+				 * command from "No such file or directory" */
+				if (r == -ENOENT && isd_read_file_at(AT_FDCWD, cf, &have, NULL) == 0) {
+					have[strcspn(have, "\n")] = '\0';
+					r = isd_error(-EOPNOTSUPP, "linux.cgroupsPath %s: linux.resources need %s, but the cgroup v2 "
+								   "hierarchy at %s has only \"%s\" (the others are cgroup v1's here: "
+								   "leave those limits out, podman --pids-limit=-1)",
+						      path, ctl, abs, have);
+				} else {
+					r = isd_error(r, "linux.cgroupsPath %s: enabling %s in %s", path, ctl, abs);
+				}
 				*p = '/';
 				return r;
 			}

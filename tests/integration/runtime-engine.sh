@@ -27,12 +27,12 @@ test_exec_process_without_terminal() {
 # pause and resume: the freezer of the container's cgroup (podman pause,
 # unpause); a paused container is still killed and deleted.
 test_pause_resume() {
-	at_teardown cleanup_containers
 	mnt=$(cg2_mount)
 	[ -n "$mnt" ] || skip "no cgroup2 hierarchy"
 	top="isd-rt-test-$$"
 	mkdir "$mnt/$top" 2>/dev/null || skip "cannot make cgroups in $mnt (no delegation)"
 	at_teardown "rmdir '$mnt/$top/p1' '$mnt/$top' 2>/dev/null"
+	at_teardown cleanup_containers
 	make_bundle "$T/b" "c['linux']['cgroupsPath'] = '/$top/p1'
 c['process']['args'] = ['sh', '-c', 'while :; do echo x >>/tmp/ticks; sleep 0.1; done']"
 	rt run -d --bundle "$T/b" p1
@@ -96,14 +96,15 @@ c["process"]["args"] = ["sh", "-c", "grep ^Seccomp_filters: /proc/self/status; u
 
 # podman's cgroupsPath: /libpod_parent/libpod-<the 64 hex digits of the id>
 test_cgroups_path_engine_name() {
-	at_teardown cleanup_containers
 	mnt=$(cg2_mount)
 	[ -n "$mnt" ] || skip "no cgroup2 hierarchy"
 	top="isd-rt-test-$$"
 	mkdir "$mnt/$top" 2>/dev/null || skip "cannot make cgroups in $mnt (no delegation)"
 	rmdir "$mnt/$top"
 	name=libpod-$(printf '%064d' 7)
+	# after the container's delete (teardowns run last first)
 	at_teardown "rmdir '$mnt/$top/$name' '$mnt/$top' 2>/dev/null"
+	at_teardown cleanup_containers
 	make_bundle "$T/b" "c['linux']['cgroupsPath'] = '/$top/$name'
 c['process']['args'] = ['sleep', '600']"
 	rt run -d --bundle "$T/b" --pid-file "$T/pid" e1
@@ -148,4 +149,26 @@ test_rootfs_propagation() {
 	rt run --bundle "$T/b2" f2
 	expect_rc 1 "rootfsPropagation rshared"
 	expect_contains "$err" "linux.rootfsPropagation" "the refusal names it"
+}
+
+# A limit whose controller the cgroup2 hierarchy lacks (a hybrid host: v1
+# has it): refused by name, not "No such file or directory", which podman
+# turns into status 127, a missing command.
+test_cgroups_path_missing_controller() {
+	at_teardown cleanup_containers
+	mnt=$(cg2_mount)
+	[ -n "$mnt" ] || skip "no cgroup2 hierarchy"
+	grep -qw pids "$mnt/cgroup.controllers" && skip "the cgroup2 hierarchy has the pids controller"
+	top="isd-rt-test-$$"
+	mkdir "$mnt/$top" 2>/dev/null || skip "cannot make cgroups in $mnt (no delegation)"
+	rmdir "$mnt/$top"
+	at_teardown "rmdir '$mnt/$top/m1' '$mnt/$top' 2>/dev/null"
+	make_bundle "$T/b" "c['linux']['cgroupsPath'] = '/$top/m1'
+c['linux']['resources'] = {'pids': {'limit': 100}}
+c['process']['args'] = ['true']"
+	rt run --bundle "$T/b" m1
+	expect_rc 1 "a pids limit without the pids controller"
+	expect_contains "$err" "linux.resources need +pids, but the cgroup v2 hierarchy at $mnt has only" "the message"
+	expect_not_contains "$err" "No such file" "no words podman reads as a missing command"
+	[ ! -e "$mnt/$top" ] || fail "the refused create left its cgroups"
 }
