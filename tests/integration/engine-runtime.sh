@@ -55,6 +55,9 @@ rt_setup() {
 		chown -R "$ENGINE_USER" "$R" "$T/podman-home" "$T/podman-run"
 	fi
 	# What podman made as subordinate ids, and whatever a failure left.
+	# rootless podman's pause process (the keeper of its user namespace)
+	# outlives every podman command: ended last, with $T
+	at_teardown 'p=$(cat "$T/podman-run/libpod/pause.pid" 2>/dev/null) && kill "$p" 2>/dev/null'
 	at_teardown 'pm rm -a -f -t 0 >/dev/null 2>&1; [ "$ENGINE_USER" = root ] || pm unshare rm -rf "$T/podman-home" 2>/dev/null'
 	RUN_OPTS="--network=none"
 	mnt=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
