@@ -459,26 +459,73 @@ static char *cache_key(const char *profile, size_t len, const struct isd_seccomp
 
 /* $XDG_RUNTIME_DIR/isd/seccomp: a tmpfs of the caller's own (0700, per
  * the XDG spec) that no sandbox sees, since each gets a fresh /run, and
- * that isd covers read-only where a bind would show it (guard.h).  A
- * cache under $HOME was reached by every `-v $HOME:$HOME`; a checksum
- * cannot tell a forged filter from ours, and a key to authenticate one
- * would sit beside it.  Without a usable runtime directory isd compiles
- * every time (a few milliseconds for the default profile). */
+ * that isd covers read-only where a bind would show it (guard.h).
+ * Without a usable runtime directory (no logind session: ssh without
+ * pam_systemd, a container, cron) the cache is $XDG_CACHE_HOME/isd/bpf,
+ * as the mask record falls back to $XDG_CACHE_HOME/isd/masks: guard.c
+ * covers that read-only in every sandbox of either tier, so what could
+ * forge a filter there could as well plant
+ * ~/.config/isd/seccomp-profiles/default.json, which isd reads first.
+ * Not ~/.cache/isd/seccomp, where versions before the guard kept it and
+ * a sandbox with -v $HOME:$HOME could have left a forged filter behind
+ * (a checksum cannot tell a forged filter from ours). */
 static char *cache_dir(void)
 {
-	const char *run = isd_runtime_dir();
+	const char *run = isd_runtime_dir(), *base = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	struct stat st;
 
-	if (!run || stat(run, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077))
-		return NULL;
-	return isd_xasprintf("%s/isd/seccomp", run);
+	if (run && stat(run, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+	    !(st.st_mode & 077))
+		return isd_xasprintf("%s/isd/seccomp", run);
+	if (base && base[0] == '/')
+		return isd_xasprintf("%s/isd/bpf", base);
+	if (home && home[0] == '/' && home[1])
+		return isd_xasprintf("%s/.cache/isd/bpf", home);
+	return NULL;
 }
 
 static char *cache_file(const char *key, size_t key_len)
 {
 	_cleanup_free_ char *dir = cache_dir();
 	return dir ? isd_xasprintf("%s/%016" PRIx64 ".bpf", dir, fnv1a(FNV_INIT, key, key_len)) : NULL;
+}
+
+/* BASE/isd/X/: isd/ and X/ must be directories, not links, ours and not
+ * writable by others, opened one component at a time so that neither
+ * can be swapped for a link between the check and the use.  BASE itself
+ * may be a link (a cache on another disk); the runtime directory was
+ * checked by cache_dir and the cache home is covered by the guard. */
+static int open_cache_dir(const char *file)
+{
+	_cleanup_free_ char *dir = isd_xstrdup(file);
+	_cleanup_close_ int base = -1, isd = -1;
+	char *slash, *sub, *name;
+	struct stat st;
+	int fd;
+
+	for (int i = 0; i < 3; i++) {
+		if (!(slash = strrchr(dir, '/')) || slash == dir)
+			return -EINVAL;
+		*slash = '\0';
+	}
+	name = slash + 1;           /* "isd" */
+	sub = name + strlen(name) + 1; /* "seccomp" or "bpf" */
+	base = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (base < 0)
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		fd = openat(i ? isd : base, i ? sub : name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022)) {
+			close(fd);
+			return -EPERM;
+		}
+		if (i)
+			return fd;
+		isd = fd;
+	}
+	return -EINVAL;
 }
 
 int isd_seccomp_cache_path(const char *profile_bytes, size_t len, char **path_out)
@@ -498,13 +545,16 @@ int isd_seccomp_cache_path(const char *profile_bytes, size_t len, char **path_ou
 /* 0 and the program filled, or <0 (no message: a miss is not an error). */
 static int cache_load(const char *path, const char *key, size_t key_len, struct isd_seccomp_program *prog)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	_cleanup_close_ int dfd = open_cache_dir(path), fd = -1;
 	_cleanup_free_ char *data = NULL;
 	struct cache_header hdr;
 	struct stat st;
 	size_t size;
 	ssize_t n;
 
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, strrchr(path, '/') + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	/* Only our own files: anyone else's could weaken the filter. */
@@ -544,7 +594,7 @@ static int mkdir_private(const char *path)
 
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	if (stat(path, &st) < 0)
+	if (lstat(path, &st) < 0)
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
 		return -EPERM;
@@ -571,7 +621,7 @@ static int cache_store(const char *path, const char *key, size_t key_len,
 		if (!*dir)
 			return -EINVAL;
 		if (up == 3)
-			(void)mkdir(dir, 0700);
+			(void)isd_mkdir_p(dir, 0700);
 		else if ((r = mkdir_private(dir)) < 0)
 			return r;
 	}
@@ -582,7 +632,12 @@ static int cache_store(const char *path, const char *key, size_t key_len,
 	memcpy(data, &hdr, sizeof(hdr));
 	memcpy(data + sizeof(hdr), key, key_len);
 	memcpy(data + sizeof(hdr) + key_len, prog->filter, prog->len * sizeof(struct sock_filter));
-	return isd_replace_file_at(AT_FDCWD, path, data, len, 0600, false);
+	{
+		_cleanup_close_ int dfd = open_cache_dir(path);
+		if (dfd < 0)
+			return dfd;
+		return isd_replace_file_at(dfd, strrchr(path, '/') + 1, data, len, 0600, false);
+	}
 }
 
 /* ------------------------------------------------------------------ */

@@ -165,6 +165,39 @@ test_guard_forged_cache_not_loaded() {
 	done
 }
 
+# Without a runtime directory the filter is cached in ~/.cache/isd/bpf
+# (seccomp-bpf.c): reused, out of reach of a sandbox with -v $HOME:$HOME,
+# and not loaded from a directory that is a link or writable by others.
+test_guard_cache_home_fallback() {
+	guard_home
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	unset XDG_RUNTIME_DIR
+	write_forger
+	cd "$h/proj" || fail "cd"
+	run_isd exec --profile none -- true
+	expect_rc 0
+	f=$(find "$h/.cache/isd/bpf" -name '*.bpf' | head -n1)
+	[ -n "$f" ] || fail "no filter cached in ~/.cache/isd/bpf"
+	before=$(stat -c %Y.%i "$f")
+	run_isd exec --profile none -- true
+	expect_rc 0
+	expect_eq "$(stat -c %Y.%i "$f")" "$before" "cache reused, not rewritten"
+	run_isd exec --profile none -v "$h:$h" -v "$T/forge.py:/forge.py:ro" -- python3 /forge.py "$h" "$T/run"
+	expect_rc 0 "the forger ran"
+	expect_not_contains "$out" "WROTE" "a write to isd's directories"
+	python3 "$T/forge.py" --one "$f" "$T/forged" && mv "$T/forged" "$f" || fail "forging"
+	chmod g+w "$h/.cache/isd/bpf"
+	run_isd exec --profile none -- unshare -U true
+	expect_rc 1 "unshare -U with a forged filter in a group-writable directory"
+	expect_contains "$err" "Operation not permitted"
+	chmod g-w "$h/.cache/isd/bpf"
+	python3 "$T/forge.py" --one "$f" "$T/forged" && mv "$T/forged" "$f" || fail "forging"
+	mv "$h/.cache/isd/bpf" "$h/.cache/isd/elsewhere" && ln -s elsewhere "$h/.cache/isd/bpf"
+	run_isd exec --profile none -- unshare -U true
+	expect_rc 1 "unshare -U with a forged filter behind a link"
+	expect_contains "$err" "Operation not permitted"
+}
+
 # Writable binds of isd's directories themselves, and symlinks the payload
 # could re-point, are refused before anything starts.
 test_guard_refusals() {

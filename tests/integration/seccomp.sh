@@ -228,12 +228,22 @@ test_seccomp_cache() {
 	expect_rc 0
 	probe_is mount EPERM
 	[ "$(stat -c %s "$f")" -gt 100 ] || fail "cache not rewritten"
-	# an unwritable cache is not an error, nor is no runtime directory
+	# no usable runtime directory: the cache home's isd/bpf, reused
 	export XDG_RUNTIME_DIR=/proc/isd-no-cache
 	run_isd exec -v "$SYSPROBE:/helper:ro" -- /helper mount
 	expect_rc 0
 	probe_is mount EPERM
+	f=$(ls "$T/cache/isd/bpf"/*.bpf) || fail "no filter cached under XDG_CACHE_HOME/isd/bpf"
+	expect_eq "$(stat -c %a "$f")" 600 "fallback cache file mode"
+	before=$(stat -c %Y.%i "$f")
 	unset XDG_RUNTIME_DIR
+	run_isd exec -v "$SYSPROBE:/helper:ro" -- /helper mount
+	expect_rc 0
+	probe_is mount EPERM
+	expect_eq "$(stat -c %Y.%i "$f")" "$before" "fallback cache reused"
+	# an unwritable cache is not an error
+	rm -rf "$T/cache"
+	export XDG_CACHE_HOME=/proc/isd-no-cache
 	run_isd exec -v "$SYSPROBE:/helper:ro" -- /helper mount
 	expect_rc 0
 	probe_is mount EPERM

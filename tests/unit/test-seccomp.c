@@ -694,17 +694,41 @@ static void test_cache(const char *tmp)
 	isd_seccomp_program_free(&prog);
 	CHECK(chmod(run, 0700) == 0, "chmod back");
 
-	/* an unusable or missing runtime directory is not an error */
+	/* an unusable or missing runtime directory: the cache home's
+	 * isd/bpf (the shared-runtime-dir start above compiled into it) */
 	setenv("XDG_RUNTIME_DIR", "/dev/null/run", 1);
-	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache && same_filter(&first, &prog),
-	      "no cache: %s", isd_error_message());
+	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && prog.from_cache && same_filter(&first, &prog),
+	      "cache home: %s", isd_error_message());
 	isd_seccomp_program_free(&prog);
-	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache, "still no cache");
-	isd_seccomp_program_free(&prog);
+	free(cfile2);
+	cfile2 = NULL;
+	CHECK(isd_seccomp_cache_path(buf, len, &cfile2) == 0 && strstr(cfile2, "/isd/bpf/") &&
+		      !strncmp(cfile2, home_cache, strlen(home_cache)), "cache home path");
 	unsetenv("XDG_RUNTIME_DIR");
-	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache && same_filter(&first, &prog),
-	      "no runtime dir: %s", isd_error_message());
+	CHECK(isd_seccomp_prepare(profile, &prog) == 0 && prog.from_cache, "no runtime dir: cache home");
 	isd_seccomp_program_free(&prog);
+	/* ... but not through a directory others can write */
+	{
+		_cleanup_free_ char *bpf = isd_xasprintf("%s/isd/bpf", home_cache);
+		CHECK(chmod(bpf, 0770) == 0, "chmod");
+		CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache && same_filter(&first, &prog),
+		      "group-writable cache home ignored");
+		isd_seccomp_program_free(&prog);
+		CHECK(chmod(bpf, 0700) == 0, "chmod back");
+	}
+	/* nor with no cache home at all: compiled, no error */
+	{
+		_cleanup_free_ char *home = getenv("HOME") ? isd_xstrdup(getenv("HOME")) : NULL;
+		unsetenv("XDG_CACHE_HOME");
+		setenv("HOME", "/dev/null/home", 1);
+		CHECK(isd_seccomp_prepare(profile, &prog) == 0 && !prog.from_cache && same_filter(&first, &prog),
+		      "no cache: %s", isd_error_message());
+		isd_seccomp_program_free(&prog);
+		if (home)
+			setenv("HOME", home, 1);
+		else
+			unsetenv("HOME");
+	}
 
 	isd_seccomp_program_free(&first);
 	setenv_path("XDG_CACHE_HOME", tmp, "cache");
