@@ -291,6 +291,35 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 static const char *const proc_opts[] = {"source", "proc", NULL};
 static const char *const sysfs_opts[] = {"source", "sysfs", NULL};
 
+/* linux.sysctl (isd-runtime; only keys of the sandbox's own namespaces
+ * get this far): written by init, which is in those namespaces, through
+ * its fresh procfs before /proc/sys is made read-only.  "a.b.c" is
+ * "a/b/c"; a key with "/" is a path already (runc's rule). */
+static int write_sysctls(int proc, char *const *sysctl)
+{
+	for (size_t i = 0; sysctl && sysctl[i]; i++) {
+		const char *eq = strchr(sysctl[i], '=');
+		_cleanup_free_ char *path = NULL;
+		_cleanup_close_ int fd = -1;
+		size_t len;
+
+		if (!eq)
+			return isd_error(-EINVAL, "the sysctl %s has no value", sysctl[i]);
+		path = isd_xasprintf("sys/%.*s", (int)(eq - sysctl[i]), sysctl[i]);
+		if (!memchr(sysctl[i], '/', (size_t)(eq - sysctl[i])))
+			for (char *p = path + 4; *p; p++)
+				*p = *p == '.' ? '/' : *p;
+		fd = openat(proc, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return isd_error(-errno, "setting the sysctl %s", sysctl[i]);
+		len = strlen(eq + 1);
+		errno = EIO; /* a short write sets none */
+		if (write(fd, eq + 1, len) != (ssize_t)len)
+			return isd_error(-errno, "setting the sysctl %s", sysctl[i]);
+	}
+	return 0;
+}
+
 /* /proc before /dev and /sys after it: mountinfo lists mounts in the order
  * they were made, and OCI configs (and the conformance suite that checks
  * the order) list them so. */
@@ -302,7 +331,9 @@ static int setup_proc(struct isd_mount_builder *b, const struct isd_spec *spec, 
 	int r;
 
 	if (spec->pid_host && !extras->pid_joined) {
-		r = attach_at(b, s->proc, "/proc", ISD_NODE_DIR, "the outer /proc");
+		r = write_sysctls(s->proc, extras->sysctl);
+		if (r == 0)
+			r = attach_at(b, s->proc, "/proc", ISD_NODE_DIR, "the outer /proc");
 	} else {
 		proc = isd_mount_new_fs("proc", proc_opts, attrs, "/proc");
 		if (proc < 0) {
@@ -315,7 +346,9 @@ static int setup_proc(struct isd_mount_builder *b, const struct isd_spec *spec, 
 			}
 			return proc;
 		}
-		r = attach_at(b, proc, "/proc", ISD_NODE_DIR, "procfs on /proc");
+		r = write_sysctls(proc, extras->sysctl);
+		if (r == 0)
+			r = attach_at(b, proc, "/proc", ISD_NODE_DIR, "procfs on /proc");
 	}
 	return r;
 }

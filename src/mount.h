@@ -18,6 +18,7 @@ struct isd_mount_extras {
 	bool cgroup2;            /* mount the sandbox's own cgroup2 at /sys/fs/cgroup */
 	bool no_nested_mounts;   /* the payload can mount nothing (seccomp) */
 	bool mqueue;             /* the IPC namespace's mqueue at /dev/mqueue (isd-runtime's config) */
+	char *const *sysctl;     /* "key=value" to write through the fresh /proc (isd-runtime's config) */
 	/* isd_sandbox_detached's preserved_fds: kept open into the sandbox
 	 * and handed to the payload as 3, 4, ... */
 	const int *preserved_fds;

@@ -308,6 +308,7 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	d.cgroup_path = extra.cgroup_dir;
 	d.cgroup_name = cgroup_name;
 	d.mqueue = rt_wants_mqueue(&extra);
+	d.sysctl = extra.sysctl;
 	r = rt_copy_preserved(o->preserve_fds, &preserved);
 	if (r < 0)
 		goto out;

@@ -269,8 +269,6 @@ static void warn_functional(const struct isd_oci_extra *x, const struct isd_spec
 {
 	const char *cfg = x->config_path;
 
-	for (size_t i = 0; x->sysctl && x->sysctl[i]; i++)
-		rt_warn("%s: linux.sysctl %s: left out (isd-runtime sets no sysctls)", cfg, x->sysctl[i]);
 	if (x->domainname)
 		rt_warn("%s: domainname: left out (isd-runtime sets none)", cfg);
 	if (x->has_umask && x->umask != 022)

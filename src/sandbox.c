@@ -351,6 +351,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	args.extras.resolv_conf = resolv;
 	args.extras.cgroup2 = cg.dirfd >= 0;
 	args.extras.mqueue = d && d->mqueue;
+	args.extras.sysctl = d ? d->sysctl : NULL;
 	args.extras.preserved_fds = d ? d->preserved_fds : NULL;
 	args.extras.n_preserved_fds = d ? d->n_preserved_fds : 0;
 	args.extras.pid_joined = args.shared_ns & CLONE_NEWPID;

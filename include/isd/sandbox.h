@@ -40,6 +40,9 @@ struct isd_sandbox_detached {
 	const char *cgroup_path, *cgroup_name;
 	/* In: the IPC namespace's message queues at /dev/mqueue. */
 	bool mqueue;
+	/* In: "key=value" sysctls of the sandbox's own namespaces
+	 * (isd-runtime's linux.sysctl, checked namespaced), or NULL. */
+	char *const *sysctl;
 	/* In: descriptors the payload gets as 3, 4, ... (isd-runtime's
 	 * --preserve-fds), none of them below 3 + n_preserved_fds + 16 (the
 	 * sandbox's own fixed numbers are small); n = 0: stdio only. */

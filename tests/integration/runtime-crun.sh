@@ -255,3 +255,15 @@ test_oom_score_adj() {
 	expect_eq "$crun_out" 500 "crun: process.oomScoreAdj"
 	expect_eq "$isd_out" "$crun_out" "process.oomScoreAdj"
 }
+
+# linux.sysctl: the container's own network and IPC namespaces get the
+# config's values, as crun sets them.
+test_sysctl() {
+	diff_bundle 'c["linux"]["sysctl"] = {"net.ipv4.ip_forward": "1", "kernel/shmmni": "2048"}
+if not any(n["type"] == "network" for n in c["linux"]["namespaces"]): c["linux"]["namespaces"].append({"type": "network"})
+c["process"]["args"] = ["cat", "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/shmmni"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$crun_out" "$(printf '1\n2048')" "crun: linux.sysctl"
+	expect_eq "$isd_out" "$crun_out" "linux.sysctl"
+}
