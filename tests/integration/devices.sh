@@ -51,11 +51,6 @@ print("ioctl-ok")'
 	expect_eq "$out" ioctl-ok "TUNGETFEATURES"
 }
 
-# isd run by the host's root (not root of a user namespace: see the uid_map).
-host_root() {
-	[ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]
-}
-
 # What the payload can do with /dev/gpu0.
 open_gpu0='(head -c 2 /dev/gpu0 | od -An -tx1 | tr -d " ") 2>/dev/null || echo read-denied
 	(echo x >/dev/gpu0) 2>/dev/null && echo write-ok || echo write-denied'

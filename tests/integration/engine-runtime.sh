@@ -14,11 +14,6 @@
 
 : "${ISD_RUNTIME:?ISD_RUNTIME must point at isd-runtime}"
 
-# Root of the machine, not of a user namespace (CI's nested tiers).
-host_root() {
-	[ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]
-}
-
 # rt_setup rootful|rootless: $ENGINE_USER, $R (the rootfs), $RUN_OPTS,
 # $STATE (isd-runtime's state directory as podman runs it), or skips.
 rt_setup() {

@@ -77,6 +77,12 @@ expect_one_of() {
 	fail "${3:-value}: expected one of $2, got '$1'"
 }
 
+# The machine's root, not uid 0 of a user namespace (CI's nested tiers
+# run the suite as root of `unshare -r` and of bwrap, which map one id).
+host_root() {
+	[ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]
+}
+
 # Whether a process's command line contains TEXT: pgrep -f without procps,
 # which the README does not install (a missing pgrep made "gone" pass).
 proc_running() {

@@ -10,12 +10,6 @@
 # namespace where unified is gone (as root: unmounted; rootless: inside
 # unshare -rm, covered by a tmpfs, with --cgroup-manager=disabled).
 
-# Root of the machine, not root of a user namespace (CI's nested tiers):
-# only there does crun take a rootful bundle and unmount what it inherited.
-host_root() {
-	[ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]
-}
-
 : "${ISD_RUNTIME:?ISD_RUNTIME must point at isd-runtime}"
 
 # diff_bundle 'PYTHON': $T/b for isd-runtime and $T/bc for crun, the

@@ -706,7 +706,7 @@ test_preserve_fds() {
 # pid 1, and kill --all leaves the namespace's other processes alone.
 test_join_pid_namespace() {
 	at_teardown cleanup_containers
-	if [ "$(id -u)" -eq 0 ]; then
+	if host_root; then
 		# maps of unprivileged ids, written by root (the payload may not
 		# be the host's root)
 		ns_holder --user --uts --pid --kill-child
@@ -745,7 +745,7 @@ c['linux']['namespaces'].append({'type': 'pid', 'path': '/proc/$holder/ns/pid_fo
 # (init joins it in place of making one).  Without the user namespace, one
 # line.
 test_join_cgroup_namespace() {
-	if [ "$(id -u)" -eq 0 ]; then
+	if host_root; then
 		ns_holder --user --uts --cgroup
 		{ echo "0 100000 65536" >/proc/$holder/uid_map && echo "0 100000 65536" >/proc/$holder/gid_map; } ||
 			fail "cannot map the holder's user namespace"
