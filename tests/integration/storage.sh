@@ -596,3 +596,37 @@ EOF
 	expect_contains "$out" "diff=0" "isd diff after the flood"
 	expect_contains "$out" "diff:  f0 " "the session stays reviewable"
 }
+
+# The same for the agent's state (its copy beside its store): what the
+# payload writes into ~/.pi counts; its settings do not.
+test_full_tier_copies_agent_state_flood_stops_at_the_bound() {
+	mkdir -p "$T/outer/proj" "$T/outer/home/.pi"
+	echo '{}' >"$T/outer/home/.pi/settings.json"
+	dd if=/dev/zero of="$T/outer/home/.pi/old" bs=1M count=120 2>/dev/null
+	run_nested_on_overlay_store <<EOF
+$NESTED_LIB
+export XDG_STATE_HOME=\$HOME/../state
+"\$ISD" exec --agent pi --workspace "\$PWD:cow" --storage-opt size=100M -- sh -c 'i=0; while [ \$i -lt 64 ]; do dd if=/dev/zero of="\$HOME/.pi/f\$i" bs=1M count=16 2>/dev/null || break; i=\$((i + 1)); done; echo stopped at \$i' >"\$HOME/bg.out" 2>"\$HOME/bg.err" </dev/null &
+bg=\$!
+n=0 frozen=0
+while [ \$n -lt 600 ] && kill -0 \$bg 2>/dev/null; do
+	grep -q "the sandbox is frozen" "\$HOME/bg.err" && { frozen=1; break; }
+	n=\$((n + 1)); sleep 0.1
+done
+echo "frozen=\$frozen"
+echo "copies=\$(find "\$XDG_STATE_HOME" -name full-copy | wc -l)"
+echo "bytes=\$(find "\$XDG_STATE_HOME" -name "f[0-9]*" -type f -exec du -cB1 {} + | sed -n "s/\ttotal\$//p" | tail -n1)"
+id=\$(ls "\$XDG_STATE_HOME/isd/sessions" | grep -v "^[.]" | head -n1)
+if [ \$frozen = 1 ]; then "\$ISD" resume --end "\$id" >/dev/null 2>&1; echo "resume=\$?"; else kill -9 \$bg; fi
+wait \$bg; echo "flood-rc=\$?"
+sed "s/^/bg-out: /" "\$HOME/bg.out"; sed "s/^/bg-err: /" "\$HOME/bg.err"
+EOF
+	expect_contains "$out" "frozen=1" "the flood of the agent's state froze the sandbox: $out"
+	expect_contains "$out" "copies=2" "the tier wrote to copies"
+	b=$(printf '%s\n' "$out" | sed -n 's/^bytes=//p')
+	echo "frozen at $b bytes for a bound of 100 MiB"
+	[ "${b:-0}" -ge $((90 * MiB)) ] && [ "$b" -le $((100 * MiB + SLACK)) ] || fail "frozen at $b bytes for a bound of 100 MiB"
+	expect_not_contains "$out" "bg-out: stopped at" "the writer never finished"
+	expect_contains "$out" "resume=0" "isd resume --end"
+	expect_contains "$out" "flood-rc=137" "a sandbox ended at its bound"
+}
