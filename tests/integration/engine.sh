@@ -47,6 +47,9 @@ engine_setup() {
 	fi
 	mkdir -p "$T/podman-home" "$T/podman-run"
 	chmod 0755 "$T"
+	# rootless podman's pause process (the keeper of its user namespace)
+	# outlives every podman command: ended last, after podman unshare
+	at_teardown 'p=$(cat "$T/podman-run/libpod/pause.pid" 2>/dev/null) && kill "$p" 2>/dev/null'
 	# What the containers' users made is owned by subordinate ids.
 	[ "$me" -eq 0 ] || at_teardown 'podman unshare rm -rf "$T/podman-home" "$T/root" 2>/dev/null' 
 	[ "$ENGINE_USER" = root ] || [ "$me" -ne 0 ] || chown "$ENGINE_USER" "$T/podman-home" "$T/podman-run"
