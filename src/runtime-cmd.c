@@ -335,9 +335,11 @@ static int create_container(const struct create_opts *o, bool own_terminal, int 
 	st.annotations = isd_strv_copy(extra.annotations);
 	st.hooks_json = rt_hooks_to_json(&extra);
 	r = rt_state_write(dirfd, &st);
-	/* the container's namespaces exist, its payload has not run */
+	/* the container's namespaces exist, its payload has not run;
+	 * prestart reads "created" as crun gives it and runtime-tools'
+	 * hooks_stdin asks (runc says "creating", as for the two after) */
 	if (r == 0)
-		r = rt_run_config_hooks(&extra, ISD_OCI_HOOK_PRESTART, &st, RT_CREATING);
+		r = rt_run_config_hooks(&extra, ISD_OCI_HOOK_PRESTART, &st, RT_CREATED);
 	if (r == 0)
 		r = rt_run_config_hooks(&extra, ISD_OCI_HOOK_CREATE_RUNTIME, &st, RT_CREATING);
 	if (r == 0)

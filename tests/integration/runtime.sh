@@ -368,9 +368,10 @@ c["hooks"] = {k: [hook(k)] for k in ["prestart", "createRuntime", "poststart", "
 c["process"]["args"] = ["sleep", "600"]'
 	rt create --bundle "$T/b" h1
 	expect_rc 0 "create with hooks"
-	for k in prestart createRuntime; do
-		out=$(cat "$T/$k.json" 2>/dev/null)
-		expect_eq "$(json_field 'v["status"] + " " + v["id"] + " " + str(v["pid"] > 0)')" "creating h1 True" "the $k hook's state"
+	for k in prestart:created createRuntime:creating; do
+		out=$(cat "$T/${k%%:*}.json" 2>/dev/null)
+		expect_eq "$(json_field 'v["status"] + " " + v["id"] + " " + str(v["pid"] > 0)')" "${k#*:} h1 True" \
+			"the ${k%%:*} hook's state"
 	done
 	[ ! -e "$T/poststart.json" ] || fail "poststart ran before start"
 	rt start h1
