@@ -50,18 +50,6 @@ struct record {
 };
 #define REC_TRUSTED 1u
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ULL
-
 char *isd_mask_cache_key(const char *project, char *const *masks, char *const *unmasks, size_t *len)
 {
 	char *key = isd_xasprintf("isd-mask-cache 1\nisd %s\nproject %s\n", ISD_VERSION, project);
@@ -133,7 +121,7 @@ static int open_cache_dir(bool create)
 
 static char *file_name(const char *key, size_t key_len)
 {
-	return isd_xasprintf("%016" PRIx64 ".masks", fnv1a(FNV_INIT, key, key_len));
+	return isd_xasprintf("%016" PRIx64 ".masks", isd_fnv1a(ISD_FNV1A_INIT, key, key_len));
 }
 
 struct cursor {
@@ -180,7 +168,7 @@ static int take_names(struct cursor *c, uint32_t count, bool found, char ***out)
 
 static uint64_t hash_path(const char *path)
 {
-	return fnv1a(FNV_INIT, path, strlen(path));
+	return isd_fnv1a(ISD_FNV1A_INIT, path, strlen(path));
 }
 
 static void index_dirs(struct isd_mask_cache *c)
@@ -217,7 +205,7 @@ static int parse(const unsigned char *data, size_t len, const char *key, size_t 
 		return -EBADMSG;
 	zero = h;
 	zero.checksum = 0;
-	if (fnv1a(fnv1a(FNV_INIT, &zero, sizeof(zero)), c.p, len - sizeof(h)) != h.checksum)
+	if (isd_fnv1a(isd_fnv1a(ISD_FNV1A_INIT, &zero, sizeof(zero)), c.p, len - sizeof(h)) != h.checksum)
 		return -EBADMSG;
 	if (memcmp(c.p, key, key_len))
 		return -ESTALE;
@@ -339,7 +327,7 @@ int isd_mask_cache_store(const char *key, size_t key_len, struct isd_mask_dir *c
 		put_names(&b, d->found);
 	}
 	h.body_len = b.len - sizeof(h) - key_len;
-	h.checksum = fnv1a(fnv1a(FNV_INIT, &h, sizeof(h)), b.data + sizeof(h), b.len - sizeof(h));
+	h.checksum = isd_fnv1a(isd_fnv1a(ISD_FNV1A_INIT, &h, sizeof(h)), b.data + sizeof(h), b.len - sizeof(h));
 	memcpy(b.data, &h, sizeof(h));
 	name = file_name(key, key_len);
 	r = isd_replace_file_at(dfd, name, b.data, b.len, 0600, false);

@@ -416,18 +416,6 @@ struct cache_header {
 	uint64_t checksum; /* FNV-1a 64 of the header (this field 0), key, BPF */
 };
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-#define FNV_INIT 0xcbf29ce484222325ULL
-
 static uint64_t cache_checksum(const struct cache_header *hdr, const char *key,
 			       const struct sock_filter *insns)
 {
@@ -435,9 +423,9 @@ static uint64_t cache_checksum(const struct cache_header *hdr, const char *key,
 	uint64_t sum;
 
 	h.checksum = 0;
-	sum = fnv1a(FNV_INIT, &h, sizeof(h));
-	sum = fnv1a(sum, key, hdr->key_len);
-	return fnv1a(sum, insns, hdr->n_insns * sizeof(*insns));
+	sum = isd_fnv1a(ISD_FNV1A_INIT, &h, sizeof(h));
+	sum = isd_fnv1a(sum, key, hdr->key_len);
+	return isd_fnv1a(sum, insns, hdr->n_insns * sizeof(*insns));
 }
 
 /* Everything the BPF depends on besides the profile. */
@@ -487,7 +475,7 @@ static char *cache_dir(void)
 static char *cache_file(const char *key, size_t key_len)
 {
 	_cleanup_free_ char *dir = cache_dir();
-	return dir ? isd_xasprintf("%s/%016" PRIx64 ".bpf", dir, fnv1a(FNV_INIT, key, key_len)) : NULL;
+	return dir ? isd_xasprintf("%s/%016" PRIx64 ".bpf", dir, isd_fnv1a(ISD_FNV1A_INIT, key, key_len)) : NULL;
 }
 
 /* BASE/isd/X/: isd/ and X/ must be directories, not links, ours and not

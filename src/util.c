@@ -471,6 +471,17 @@ int isd_error_prefix(int r, const char *fmt, ...)
 	return isd_error_raw(r, full);
 }
 
+uint64_t isd_fnv1a(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 const char *isd_format_size(uint64_t bytes, char *buf, size_t len, unsigned flags)
 {
 	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

@@ -101,6 +101,11 @@ int isd_parse_size(const char *s, uint64_t *out);
  * buf. */
 #define ISD_SIZE_COMPACT 1u
 const char *isd_format_size(uint64_t bytes, char *buf, size_t len, unsigned flags);
+/* FNV-1a 64, chained from ISD_FNV1A_INIT: the checksum and file-name key
+ * of isd's own caches (damage and key mix-ups, not an adversary: a cache
+ * is trusted for its owner and mode, never for its sum). */
+#define ISD_FNV1A_INIT 0xcbf29ce484222325ULL
+uint64_t isd_fnv1a(uint64_t h, const void *data, size_t len);
 int isd_parse_uint32(const char *s, uint32_t *out);
 int isd_parse_octal_mode(const char *s, uint32_t *out);
 /* Collapse "//", "/./" and trailing "/" in an absolute path; refuses ".."
