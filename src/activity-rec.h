@@ -2,8 +2,9 @@
 /*
  * Inside the activity log's writer: how a record is built (src/activity.c)
  * and written, shared by the exec records and the network ones
- * (src/activity-net.c).  Two threads write (the exec listener, the relay):
- * each builds in its own buffer; activity_write holds the log's lock.
+ * (src/activity-net.c).  Two write: the exec listener (a process of its
+ * own) and the relay (a thread of isd's); each builds in its own buffer,
+ * and activity_write holds the log's lock, which they share.
  */
 #ifndef ISD_ACTIVITY_REC_H
 #define ISD_ACTIVITY_REC_H

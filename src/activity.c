@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The activity log's exec records (isd/activity.h): the filter, and the
- * thread in isd on the host that answers its notifications.
+ * process of isd's on the host that answers its notifications (listener_main).
  *
  * Everything read from the sandbox is hostile: every read is bounded (path
  * and cwd PATH_MAX, argv ISD_ACTIVITY_MAX_ARGV in all), the record buffer is
@@ -16,6 +16,7 @@
 #include "testhooks.h"
 #include "isd/util.h"
 #include "isd/process.h"
+#include "isd/syscalls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -55,6 +58,14 @@ struct exec_arch {
 	unsigned ptr_size;
 };
 
+/* What the listener's process and isd's relay thread both write the log
+ * under: shared memory, a robust mutex (a killed holder does not stop the
+ * other). */
+struct log_share {
+	pthread_mutex_t lock; /* written, dropped, log_fd's writes */
+	uint64_t written, dropped;
+};
+
 struct isd_activity {
 	struct sock_filter *filter;
 	unsigned short len;
@@ -64,12 +75,11 @@ struct isd_activity {
 	char *initial_cwd;
 	bool initial_done;
 	int log_fd;
-	uint64_t written, limit, dropped;
+	uint64_t limit;
+	struct log_share *share;
 	int listener;
 	int stop_pipe[2];
-	bool thread_started;
-	pthread_t thread;
-	pthread_mutex_t lock; /* the log: written, dropped, log_fd's writes */
+	pid_t listener_pid; /* the process that answers the notifications */
 	struct rec rec;
 	char *scratch; /* one string read from the payload */
 	struct isd_exe_watch *exe; /* the exec records waiting for their exe */
@@ -192,12 +202,15 @@ static void write_text(void *arg, const char *buf, size_t len)
 {
 	struct isd_activity *a = arg;
 
-	pthread_mutex_lock(&a->lock);
-	if (a->written + len + DROPPED_RESERVE > a->limit)
-		a->dropped++;
+	struct log_share *sh = a->share;
+
+	if (pthread_mutex_lock(&sh->lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&sh->lock);
+	if (sh->written + len + DROPPED_RESERVE > a->limit)
+		sh->dropped++;
 	else if (isd_write_all(a->log_fd, buf, len) == 0)
-		a->written += len;
-	pthread_mutex_unlock(&a->lock);
+		sh->written += len;
+	pthread_mutex_unlock(&sh->lock);
 }
 
 void activity_write(struct isd_activity *a, struct rec *r)
@@ -232,8 +245,20 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 	struct stat st;
 	int r;
 
+	pthread_mutexattr_t attr;
+
 	a->log_fd = a->listener = a->stop_pipe[0] = a->stop_pipe[1] = -1;
-	pthread_mutex_init(&a->lock, NULL);
+	a->share = mmap(NULL, sizeof(*a->share), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (a->share == MAP_FAILED) {
+		a->share = NULL;
+		r = isd_error(-errno, "allocating the activity log's shared state");
+		goto fail;
+	}
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&a->share->lock, &attr);
+	pthread_mutexattr_destroy(&attr);
 	a->limit = isd_testhook_activity_limit(ISD_ACTIVITY_MAX_LOG);
 	a->initial_argv = isd_strv_copy(initial_argv);
 	a->initial_cwd = isd_xstrdup(initial_cwd ? initial_cwd : "/");
@@ -255,7 +280,7 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 	if (fcntl(a->log_fd, F_OFD_SETLK, &(struct flock){.l_type = F_RDLCK, .l_whence = SEEK_SET}) < 0)
 		isd_warn("locking the activity log %s: %s (isd log --follow will not wait for this run)", path,
 			 strerror(errno));
-	a->written = (uint64_t)st.st_size;
+	a->share->written = (uint64_t)st.st_size;
 
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx) {
@@ -518,6 +543,44 @@ static void *listen_loop(void *arg)
 	return NULL;
 }
 
+/*
+ * The listener is a process of its own, in a session of its own.  Each
+ * exec waits twice for it to run (see isd_activity_start); as a thread of
+ * isd it was in the session of isd's caller, and with the scheduler's
+ * autogroups (a task group per session) it then shared one turn with all
+ * that session runs: an agent's terminal interface busy beside isd made
+ * every exec wait for it.  Alone in its session it has its own turn.
+ * It is forked from isd (a copy of this state), keeps only its three
+ * descriptors, takes no signal and ends with isd.
+ */
+static _Noreturn void listener_main(struct isd_activity *a, pid_t parent)
+{
+	int fds[3] = {a->listener, a->stop_pipe[0], a->log_fd}, null_fd;
+
+	prctl(PR_SET_DUMPABLE, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	setsid();
+	for (int i = 0; i < 3; i++)
+		if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100)) < 0)
+			_exit(1);
+	for (int i = 0; i < 3; i++)
+		if (dup3(fds[i], 3 + i, O_CLOEXEC) < 0)
+			_exit(1);
+	isd_close_range(6, ~0U, 0);
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; null_fd >= 0 && fd < 3; fd++)
+		dup2(null_fd, fd);
+	a->listener = 3;
+	a->stop_pipe[0] = 4;
+	a->log_fd = 5;
+	listen_loop(a);
+	/* what still waits, in order */
+	isd_exe_watch_free(a->exe);
+	_exit(0);
+}
+
 static void write_header(struct isd_activity *a, int err)
 {
 	a->rec.len = 0;
@@ -537,10 +600,11 @@ static void write_header(struct isd_activity *a, int err)
 
 int isd_activity_start(struct isd_activity *a, int listener_fd)
 {
+	pid_t parent = getpid();
 	sigset_t all, old;
 	int r;
 
-	if (a->listener >= 0) {
+	if (a->listener >= 0 || a->listener_pid > 0) {
 		close(listener_fd);
 		return 0;
 	}
@@ -560,13 +624,20 @@ int isd_activity_start(struct isd_activity *a, int listener_fd)
 	/* Signals are the main thread's (forwarding, the terminal relay). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&a->thread, NULL, listen_loop, a);
+	a->listener_pid = fork();
+	if (a->listener_pid == 0)
+		listener_main(a, parent);
+	r = a->listener_pid < 0 ? -errno : 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {
-		isd_error(r, "starting the activity log's thread");
+		isd_error(r, "starting the activity log's process");
 		goto fail;
 	}
-	a->thread_started = true;
+	/* the process answers; isd keeps no copy of the listener */
+	close(a->listener);
+	a->listener = -1;
+	close(a->stop_pipe[0]);
+	a->stop_pipe[0] = -1;
 	return 0;
 fail:
 	/* Closed, the listener fails the payload's exec (ENOSYS) instead of
@@ -596,18 +667,21 @@ void isd_activity_free(struct isd_activity *a)
 {
 	if (!a)
 		return;
-	if (a->thread_started) {
-		(void)!write(a->stop_pipe[1], "x", 1);
-		pthread_join(a->thread, NULL);
+	if (a->listener_pid > 0) {
+		/* closed, not written: the process may be gone already (no
+		 * task left under the filter), and a write would be SIGPIPE */
+		close(a->stop_pipe[1]);
+		a->stop_pipe[1] = -1;
+		(void)isd_wait_pid(a->listener_pid, NULL);
 	}
 	/* what still waits, in order, before the dropped line counts */
 	isd_exe_watch_free(a->exe);
 	a->exe = NULL;
-	if (a->dropped && a->log_fd >= 0) {
+	if (a->share && a->share->dropped && a->log_fd >= 0) {
 		a->rec.len = 0;
 		rec_puts(&a->rec, "{\"type\":\"dropped\",");
 		rec_time(&a->rec);
-		rec_printf(&a->rec, ",\"records\":%" PRIu64 "}\n", a->dropped);
+		rec_printf(&a->rec, ",\"records\":%" PRIu64 "}\n", a->share->dropped);
 		(void)!isd_write_all(a->log_fd, a->rec.buf, a->rec.len);
 	}
 	if (a->listener >= 0)
@@ -622,6 +696,9 @@ void isd_activity_free(struct isd_activity *a)
 	free(a->filter);
 	free(a->rec.buf);
 	free(a->scratch);
-	pthread_mutex_destroy(&a->lock);
+	if (a->share) {
+		pthread_mutex_destroy(&a->share->lock);
+		munmap(a->share, sizeof(*a->share));
+	}
 	free(a);
 }

@@ -6,7 +6,9 @@
  * SECCOMP_RET_USER_NOTIF for the exec calls and allows everything else, so
  * the profile's own decisions stand (an ERRNO or KILL of the profile wins
  * over a notification).  The listener descriptor goes to isd over the
- * setup socket; isd reads path, argv and cwd through /proc/PID and answers
+ * setup socket; isd (a process of its own, in a session of its own, so
+ * that the scheduler gives it a turn of its own) reads path, argv and cwd
+ * through /proc/PID and answers
  * SECCOMP_USER_NOTIF_FLAG_CONTINUE.  set_tid_address is notified too (the
  * point where isd sees which executable an exec ran) and let go on.  This is evidence, not enforcement:
  * another thread of the payload can change argv between the read and the

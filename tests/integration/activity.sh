@@ -549,3 +549,33 @@ for s in socks:
 	expect_eq "$n" "$((4096 + 20 - refused))" "attempts in the records of the connections held"
 	[ "$(grep -c '"type":"net"' "$T/a.log")" -le 12 ] || fail "the records were not coalesced: $(grep -c '"type":"net"' "$T/a.log")"
 }
+
+# The exec listener is a process of isd's in a session of its own, so that
+# the scheduler's autogroups give it a turn of its own: each exec waits for
+# it twice, and in the caller's session it waited behind all that session
+# ran (an agent's busy terminal interface made every exec slower).
+test_log_listener_in_its_own_session() {
+	"$ISD" exec --profile none --activity-log "$T/a.log" -- sh -c 'sleep 3' >/dev/null 2>&1 &
+	isd_pid=$!
+	at_teardown "kill $isd_pid 2>/dev/null; wait"
+	found=
+	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		for c in $(cat /proc/$isd_pid/task/*/children 2>/dev/null); do
+			[ "$(cat /proc/$c/comm 2>/dev/null)" = isd ] || continue
+			# (not the sandbox's init, which leads a session in its own
+			# pid namespace)
+			[ "$(grep '^NSpid:' /proc/$c/status | wc -w)" = 2 ] || continue
+			sid=$(cut -d' ' -f6 /proc/$c/stat)
+			[ "$sid" = "$c" ] && [ "$sid" != "$(cut -d' ' -f6 /proc/$isd_pid/stat)" ] && found=$c
+		done
+		[ -n "$found" ] && break
+		sleep 0.1
+	done
+	[ -n "$found" ] || fail "no child of isd leads a session of its own"
+	wait $isd_pid
+	rc=$?
+	expect_rc 0 "isd"
+	expect_eq "$(exec_records "$T/a.log")" 2 "exec records (sh, sleep)"
+	[ -d "/proc/$found" ] && [ "$(cat /proc/$found/comm 2>/dev/null)" = isd ] && fail "the listener outlived isd"
+	return 0
+}
