@@ -515,23 +515,6 @@ static void close_state(const struct isd_spec *spec, const struct isd_mount_extr
 	}
 }
 
-/* The time that parts the copies' own entries from what the payload
- * changes: later than every ctime the copies got (a ctime can be finer
- * than the coarse clock), earlier than every ctime to come (never before
- * the coarse clock's now): the coarse clock once it passed the fine one. */
-static void baseline_time(struct timespec *since)
-{
-	struct timespec fine;
-
-	clock_gettime(CLOCK_REALTIME, &fine);
-	for (int i = 0; i < 1000; i++) {
-		clock_gettime(CLOCK_REALTIME_COARSE, since);
-		if (since->tv_sec > fine.tv_sec || (since->tv_sec == fine.tv_sec && since->tv_nsec > fine.tv_nsec))
-			return;
-		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-	}
-}
-
 /* The storage watcher (src/storage-watch.c): besides what the full tier
  * counts, the copies (the workspace's, the agent's state: what changed
  * since they were made) and the private directories, which stand for the
@@ -652,7 +635,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 		goto out;
 	/* Without a copy nothing is compared by it: no wait for the clock. */
 	if (t.dirs.copy || extras.state_upper)
-		baseline_time(&since);
+		isd_workspace_copy_baseline(&since);
 	else
 		clock_gettime(CLOCK_REALTIME_COARSE, &since);
 	if ((r = prepare_storage(spec, have_session ? &session : NULL, &extras, &t.dirs, &since, &storage)) < 0)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -180,6 +181,19 @@ static int copy_tree(int src, int dst, char *const *masked, const char *prefix, 
 	}
 	closedir(d);
 	return r;
+}
+
+void isd_workspace_copy_baseline(struct timespec *since)
+{
+	struct timespec fine;
+
+	clock_gettime(CLOCK_REALTIME, &fine);
+	for (int i = 0; i < 1000; i++) {
+		clock_gettime(CLOCK_REALTIME_COARSE, since);
+		if (since->tv_sec > fine.tv_sec || (since->tv_sec == fine.tv_sec && since->tv_nsec > fine.tv_nsec))
+			return;
+		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+	}
 }
 
 int isd_workspace_copy(const char *project, const char *dst, char *const *masked)

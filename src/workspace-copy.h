@@ -14,6 +14,12 @@
  * (relative, directories ending in "/") empty. */
 int isd_workspace_copy(const char *project, const char *dst, char *const *masked);
 
+/* The since of isd_workspace_copy_to_upper, taken once the copies are
+ * made: later than every ctime they got (a ctime can be finer than the
+ * coarse clock), earlier than every ctime to come (never before the
+ * coarse clock's now): the coarse clock once it passed the fine one. */
+void isd_workspace_copy_baseline(struct timespec *since);
+
 /* After the run: every entry of copy that differs from project (changed
  * since since, the time the copy was finished) into upper, deletions as
  * whiteouts, a directory that replaced something else opaque; masked

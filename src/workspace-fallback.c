@@ -54,22 +54,6 @@ static void remove_copy(const char *store)
 		(void)isd_rm_rf_at(dir, COPY_NAME);
 }
 
-/* Later than every ctime the copies got (a ctime can be finer than the
- * coarse clock), earlier than every one to come: the coarse clock once
- * it passed the fine one (as src/sandbox-landlock.c's). */
-static void baseline(struct timespec *since)
-{
-	struct timespec fine;
-
-	clock_gettime(CLOCK_REALTIME, &fine);
-	for (int i = 0; i < 1000; i++) {
-		clock_gettime(CLOCK_REALTIME_COARSE, since);
-		if (since->tv_sec > fine.tv_sec || (since->tv_sec == fine.tv_sec && since->tv_nsec > fine.tv_nsec))
-			return;
-		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-	}
-}
-
 int isd_copy_fallback_begin(const struct isd_spec *spec, const char *session_dir, const char *upper,
 			    const char *const *state_upper, struct isd_copy_fallback *f)
 {
@@ -109,7 +93,7 @@ int isd_copy_fallback_begin(const struct isd_spec *spec, const char *session_dir
 		if ((r = isd_workspace_copy(m->source, f->state[i], NULL)) < 0)
 			return r;
 	}
-	baseline(&f->since);
+	isd_workspace_copy_baseline(&f->since);
 	return 0;
 }
 
