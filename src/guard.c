@@ -200,8 +200,16 @@ int isd_guard_apply(struct isd_spec *spec)
 {
 	_cleanup_strv_ char **paths = NULL, **what = NULL;
 	size_t n = spec->n_mounts; /* only the mounts that were asked for */
+	size_t w = 0;
 	int r;
 
+	/* Both checks below are about writable mounts: without one there is
+	 * nothing to cover or refuse, and the realpath() of every directory
+	 * (about 90 syscalls, each start) is skipped. */
+	while (w < n && !writable(&spec->mounts[w]))
+		w++;
+	if (w == n)
+		return 0;
 	lexical_dirs(&paths, &what);
 	for (size_t i = 0; paths && paths[i]; i++) {
 		_cleanup_free_ char *real = resolve_existing(paths[i]);
