@@ -13,7 +13,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
 
 /* Removes what make_dirs() created, deepest first (abs is cut short). */
 static void remove_created(char *abs, size_t created_from)
@@ -96,6 +101,7 @@ int isd_cgroup_prepare_path(const struct isd_limits *limits, const char *path, s
 	_cleanup_free_ char *pc = NULL, *mi = NULL, *v2 = NULL, *mnt = NULL, *own = NULL, *abs = NULL;
 	unsigned needed = isd_cgroup_needed_controllers(limits), v1 = 0;
 	char ctl[96] = "", *slash;
+	struct statfs sfs = {0};
 	size_t created_from = 0;
 	int n = 0, r;
 
@@ -111,6 +117,17 @@ int isd_cgroup_prepare_path(const struct isd_limits *limits, const char *path, s
 			      : 0;
 	if (strstr(path, "..") || !path[0] || !strcmp(path, "/"))
 		return isd_error(-EINVAL, "linux.cgroupsPath %s: not a cgroup below the root", path);
+	/* mountinfo still lists a hierarchy another mount covers (a tmpfs over
+	 * it, as in a runtime-tools setup): directories made there are no
+	 * cgroup, and CLONE_INTO_CGROUP would answer a bare EBADF. */
+	if (statfs(mnt, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		if (!needed)
+			return 0;
+		return isd_error(-EOPNOTSUPP, "linux.cgroupsPath %s: the cgroup v2 hierarchy's mount point %s is covered by "
+					      "another mount (file system type 0x%lx), so the limits of linux.resources "
+					      "have no cgroup to go in: unmount what covers it",
+				 path, mnt, (unsigned long)sfs.f_type);
+	}
 	abs = path[0] == '/' ? isd_xasprintf("%s%s", mnt, path) : isd_xasprintf("%s/%s", own, path);
 	if (strlen(strrchr(abs, '/') + 1) >= sizeof(cg->name))
 		return isd_error(-ENAMETOOLONG, "linux.cgroupsPath %s: the last name is too long", path);

@@ -112,6 +112,32 @@ c['process']['args'] = ['sleep', '600']"
 	expect_eq "$(sed -n 's/^0:://p' /proc/"$(cat "$T/pid")"/cgroup)" "/$top/$name" "init's cgroup"
 }
 
+# A cgroup v2 hierarchy that another mount covers (a tmpfs over it) is
+# still in mountinfo: limits are refused by name, not with clone3's EBADF
+# for a directory that is no cgroup, and a name alone asks for nothing.
+test_cgroups_path_hierarchy_covered() {
+	host_root || skip "covering the cgroup hierarchy in a mount namespace needs the machine's root"
+	mnt=$(cg2_mount)
+	[ -n "$mnt" ] || skip "no cgroup2 hierarchy"
+	at_teardown cleanup_containers
+	covered() {
+		unshare -m --propagation private sh -c 'mount -t tmpfs covering "$0" && exec "$@"' "$mnt" \
+			"$ISD_RUNTIME" --root "$T/state" "$@" >"$T/out" 2>"$T/err" </dev/null
+		rc=$?
+		err=$(cat "$T/err")
+	}
+	make_bundle "$T/b" "c['linux']['cgroupsPath'] = '/isd-rt-covered-$$/c1'
+c['linux']['resources'] = {'memory': {'limit': 268435456}}"
+	covered run --bundle "$T/b" c1
+	expect_rc 1 "run with limits under a covered hierarchy"
+	expect_contains "$err" "is covered by another mount" "the cause ($err)"
+	expect_not_contains "$err" "Bad file descriptor" "no bare errno"
+	make_bundle "$T/b2" "c['linux']['cgroupsPath'] = '/isd-rt-covered-$$/c2'"
+	covered run --bundle "$T/b2" c2
+	expect_rc 0 "a cgroupsPath without limits ($err)"
+	[ ! -e "$mnt/isd-rt-covered-$$" ] || fail "a cgroup was made on the host's hierarchy"
+}
+
 # Rootless podman runs its runtime as root of its user namespace, with its
 # user's $XDG_RUNTIME_DIR: the state goes there, as runc's and crun's do
 # (the host's /run is not writable), unless USER=root.
