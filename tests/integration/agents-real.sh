@@ -2,10 +2,12 @@
 # Real agents from the npm registry, as people install them, each running
 # one real turn in `isd exec -- AGENT` against a scripted model on
 # 127.0.0.1 (tests/integration/fake-model.py, reached with --forward).  The
-# model's one tool call writes a project file and runs
-# `rm -rf "$HOME"/* "$HOME"/.[!.]*`: the project change must wait in the
+# model's one tool call writes a project file and removes everything in
+# the home (rm -rf HOME/* HOME/.[!.]*): the project change must wait in the
 # session (isd diff), isd apply must take it, and the caller's home must be
-# unchanged.  .ci/run installs the agents into the CI user's
+# unchanged.  The agents: omp (on bun, in npm's and in bun's own
+# layouts), pi (on node) and Claude Code (its native binary).  .ci/run
+# installs them into the CI user's
 # ~/agent-home (ISD_TEST_AGENT_HOME) with npm, and omp with bun's own
 # layout into ~/agent-home-bun (ISD_TEST_AGENT_HOME_BUN), which also gives
 # the system-bun layout (its bun copied outside the home); without them the
@@ -28,22 +30,28 @@ need_agent() {
 # directory (the home's own time moves when the other agent's test, run
 # in parallel, recreates its state directory).
 home_hash() {
-	(cd "$AH" && find . \( -path ./.omp -o -path ./.pi \) -prune -o -type d -printf '%p d %m\n' -o -printf '%p %y %s %m %T@ %l\n' |
+	(cd "$AH" && find . \( -path ./.omp -o -path ./.pi -o -path ./.claude -o -path ./.claude.json \) -prune -o -type d -printf '%p d %m\n' -o -printf '%p %y %s %m %T@ %l\n' |
 		LC_ALL=C sort | sha256sum)
 }
 
-# The state of the agent under test ($STATE_DIR: .omp or .pi), file by
-# file with its content's hash.  Only its own: the other agent's test runs
-# in parallel in the same home and rewrites its own state meanwhile.
+# The state of the agent under test ($STATE_DIR: .omp, .pi or
+# ".claude .claude.json"), file by file with its content's hash.  Only its
+# own: the other agents' tests run in parallel in the same home and rewrite
+# their own state meanwhile.
 state_files() {
-	(cd "$AH" && find "${STATE_DIR:?}" -type f -exec sha256sum {} + 2>/dev/null | LC_ALL=C sort)
+	# shellcheck disable=SC2086 # STATE_DIR may name several paths
+	(cd "$AH" && find ${STATE_DIR:?} -type f -exec sha256sum {} + 2>/dev/null | LC_ALL=C sort)
 }
 
-# start_model: the scripted model, its port in $PORT
+# start_model [COMMAND]: the scripted model, its port in $PORT.  The tool
+# call's COMMAND by default writes the project file, empties the home ($AH
+# spelled out: Claude Code's Bash tool refuses rm -rf "$HOME"/*, which is
+# rm -rf /* where HOME is unset) and plants code in each agent's state (a
+# Claude Code command is a prompt whose "!" lines run).
 start_model() {
-	python3 "$ISD_TEST_SRCDIR/tests/integration/fake-model.py" \
-		"echo agent-was-here >\"$T/proj/created.txt\"; rm -rf \"\$HOME\"/* \"\$HOME\"/.[!.]*; for d in .omp .pi; do mkdir -p \"\$HOME/\$d/agent/extensions\" && echo 'export default () => {}' >\"\$HOME/\$d/agent/extensions/planted.ts\"; done 2>/dev/null; echo removed" \
-		"$T/model.log" >"$T/port" 2>"$T/model.err" &
+	cmd=${1:-}
+	[ -n "$cmd" ] || cmd="echo agent-was-here >\"$T/proj/created.txt\"; rm -rf \"$AH\"/* \"$AH\"/.[!.]*; for d in .omp .pi; do mkdir -p \"\$HOME/\$d/agent/extensions\" && echo 'export default () => {}' >\"\$HOME/\$d/agent/extensions/planted.ts\"; done 2>/dev/null; mkdir -p \"\$HOME/.claude/commands\" 2>/dev/null && echo '!\`id\`' >\"\$HOME/.claude/commands/planted.md\"; echo removed"
+	python3 "$ISD_TEST_SRCDIR/tests/integration/fake-model.py" "$cmd" "$T/model.log" >"$T/port" 2>"$T/model.err" &
 	MODEL_PID=$!
 	for _ in $(seq 50); do
 		PORT=$(cat "$T/port" 2>/dev/null)
@@ -58,8 +66,12 @@ stop_model() {
 	wait "$MODEL_PID" 2>/dev/null
 }
 
-# run_real_agent ARGS...: in $T/proj, the agent's turn, then the checks
+# run_real_agent ARGS...: in $T/proj, the agent's turn, then the checks.
+# $PLANTED is the planted file in the home, $HELD what isd diff says of it
+# (by default omp's and pi's extension).
 run_real_agent() {
+	PLANTED=${PLANTED:-$STATE_DIR/agent/extensions/planted.ts}
+	HELD=${HELD:-agent/extensions: executable configuration}
 	mkdir -p "$T/proj" "$T/state"
 	echo original >"$T/proj/README"
 	before=$(home_hash)
@@ -79,11 +91,11 @@ run_real_agent() {
 	# The extension the tool planted in the agent's state is held, not on
 	# the host; isd diff names it.  (Only this agent's: the other one's
 	# test runs in parallel in the same home.)
-	planted=$AH/$STATE_DIR/agent/extensions/planted.ts
+	planted=$AH/$PLANTED
 	[ ! -e "$planted" ] || fail "a planted extension reached the host"
 	XDG_STATE_HOME=$T/state run_isd diff
-	expect_contains "$out" "agent/extensions: executable configuration" "the held extension in isd diff (exec stderr: $exec_err; model: $(cat "$T/model.log"))"
-	expect_contains "$out" "planted.ts"
+	expect_contains "$out" "$HELD" "the held extension in isd diff (its stderr: $err; exec stderr: $exec_err; model: $(cat "$T/model.log"))"
+	expect_contains "$out" "${PLANTED##*/}"
 	# The agent's own state went with the rm -rf (merged at exit);
 	# isd state restore brings every file of it back as it was.
 	state_files >"$T/state.merged"
@@ -173,4 +185,39 @@ test_agents_real_omp_system_bun() {
 	start_model
 	omp_models
 	STATE_DIR=.omp AGENT_PATH=$T/sys/bin:$AH/.bun/bin run_real_agent -- omp -p --model fake/fake-model "Write the file, then clean up."
+}
+
+# Claude Code from npm: ~/.local/bin/claude -> ../lib/node_modules/
+# @anthropic-ai/claude-code/bin/claude.exe, the native binary its install
+# script takes from the optional @anthropic-ai/claude-code-linux-x64.
+need_claude() {
+	[ -x "$AH/.local/bin/claude" ] ||
+		skip "claude (npm @anthropic-ai/claude-code) is not installed in $AH/.local/bin: HOME=$AH npm install -g --prefix ~/.local @anthropic-ai/claude-code@2.1.197 (.ci/run does it)"
+}
+
+# claude_env: the -e options of a turn against the fake model.  The payload
+# has the caller's ids, and Claude Code refuses
+# --dangerously-skip-permissions to root unless IS_SANDBOX=1 says it is
+# sandboxed: the tests as root, and under `unshare -r` (.ci/run's nested
+# tier), where the caller is uid 0 of its user namespace.
+claude_env() {
+	CLAUDE_ENV="-e ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT -e ANTHROPIC_API_KEY=x -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"
+	[ "$(id -u)" -ne 0 ] || CLAUDE_ENV="$CLAUDE_ENV -e IS_SANDBOX=1"
+}
+
+# Claude Code through the agent profile, named (cow workspace, netless,
+# the model through --forward), at the default isolation: its Bash tool
+# writes the project file, empties the home and plants a command in
+# ~/.claude/commands, which is held.  A settings file gives the rm -rf some
+# of its state to remove.
+test_agents_real_claude() {
+	agent_home
+	need_claude
+	mkdir -p "$AH/.claude"
+	[ -e "$AH/.claude/settings.json" ] || echo '{"cleanupPeriodDays": 30}' >"$AH/.claude/settings.json"
+	start_model
+	claude_env
+	# shellcheck disable=SC2086,SC2088 # CLAUDE_ENV is words; HELD is isd's text
+	STATE_DIR=".claude .claude.json" PLANTED=.claude/commands/planted.md HELD="~/.claude/commands: executable configuration" \
+		run_real_agent --profile agent $CLAUDE_ENV -- claude -p --dangerously-skip-permissions "Write the file, then clean up."
 }
