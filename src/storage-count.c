@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct isd_storage_counter {
@@ -36,7 +37,7 @@ struct count_request {
 };
 
 struct count_reply {
-	uint64_t bytes, inodes, baseline;
+	uint64_t bytes, inodes, baseline, cpu_ns;
 	bool interrupted;
 	char unaccounted[PATH_MAX + 64]; /* "" when all was counted */
 };
@@ -64,6 +65,7 @@ static _Noreturn void serve(int fd, char *const *paths, const struct timespec *s
 		_exit(0);
 	for (;;) {
 		struct isd_storage_usage u;
+		struct timespec c0, c1;
 		ssize_t n = recv(fd, &req, sizeof(req), 0);
 
 		if (n < 0 && errno == EINTR)
@@ -71,7 +73,10 @@ static _Noreturn void serve(int fd, char *const *paths, const struct timespec *s
 		if (n != (ssize_t)sizeof(req))
 			_exit(0);
 		memset(&rep, 0, sizeof(rep));
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 		isd_storage_account_limited(paths, since, req.limited ? &req.lim : NULL, &u);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+		rep.cpu_ns = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000ULL + (uint64_t)c1.tv_nsec - (uint64_t)c0.tv_nsec;
 		rep.bytes = u.bytes;
 		rep.inodes = u.inodes;
 		rep.baseline = u.baseline;
@@ -150,6 +155,7 @@ int isd_storage_counter_count(struct isd_storage_counter *c, char *const *paths,
 			u->inodes = rep.inodes;
 			u->baseline = rep.baseline;
 			u->interrupted = rep.interrupted;
+			u->cpu_ns = rep.cpu_ns;
 			u->unaccounted = rep.unaccounted[0] ? isd_xstrdup(rep.unaccounted) : NULL;
 			return 0;
 		}

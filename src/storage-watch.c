@@ -104,6 +104,7 @@ struct isd_storage_watch {
 	uint64_t used, inodes;
 	char *unaccounted;
 	uint64_t last_walk_ns, walk_cost_ns, last_state_ns;
+	uint64_t walk_cpu_ns; /* the last count's CPU time, here and in the counter */
 	enum reason frozen;
 	size_t frozen_fs;
 	struct isd_freezer freezer;
@@ -197,6 +198,15 @@ static void end_sandbox(struct isd_storage_watch *w)
 
 /* --- accounting ----------------------------------------------------- */
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static void take_statvfs(struct watched_fs *f)
 {
 	struct statvfs sv;
@@ -220,8 +230,7 @@ static void count_held(struct isd_storage_watch *w, uint64_t *bytes, uint64_t *i
 /* A count: false when it stopped at lim (the last count's values stay). */
 static bool walk(struct isd_storage_watch *w, const struct isd_storage_limits *lim)
 {
-	uint64_t t0 = now_ns();
-
+	uint64_t t0 = now_ns(), c0 = thread_cpu_ns();
 	struct isd_storage_usage u;
 
 	isd_storage_counter_count(w->counter, w->accounted, &w->baseline, lim, &u);
@@ -248,6 +257,7 @@ static bool walk(struct isd_storage_watch *w, const struct isd_storage_limits *l
 	}
 	w->last_walk_ns = now_ns();
 	w->walk_cost_ns = w->last_walk_ns - t0;
+	w->walk_cpu_ns = thread_cpu_ns() - c0 + u.cpu_ns;
 	return true;
 }
 
@@ -270,10 +280,12 @@ static void drops(const struct isd_storage_watch *w, uint64_t *bytes, uint64_t *
  * is blind (another program frees space as fast as the sandbox fills
  * it): the time a fast writer (4 GiB/s, 100000 files/s) takes to fill a
  * quarter of the room left, at most 2 s, but at least 50 times the last
- * count's cost (so counting takes at most 2 % of a CPU) and 10 ms. */
+ * count's CPU time (so counting takes at most 2 % of a CPU) and 10 ms.
+ * Not its wall time: on a loaded machine that is mostly a wait for a
+ * CPU, and 50 times it left the watcher blind for 5 s (issue 24). */
 static uint64_t walk_period(const struct isd_storage_watch *w)
 {
-	uint64_t period = WALK_PERIOD_NS, floor_ns = w->walk_cost_ns * 50;
+	uint64_t period = WALK_PERIOD_NS, floor_ns = w->walk_cpu_ns * 50;
 
 	if (w->size_bound) {
 		uint64_t left = w->used < w->size_bound ? w->size_bound - w->used : 0;

@@ -415,6 +415,7 @@ int isd_storage_account_limited(char *const *paths, const struct timespec *since
 	u->baseline = w.baseline;
 	u->unaccounted = w.unaccounted;
 	u->interrupted = w.interrupted;
+	u->cpu_ns = 0;
 	return 0;
 }
 

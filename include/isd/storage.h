@@ -117,6 +117,7 @@ struct isd_storage_usage {
 	uint64_t baseline;      /* entries older than the baseline: not counted */
 	char *unaccounted;      /* what could not be counted, or NULL (caller frees) */
 	bool interrupted;       /* stopped at a limit (isd_storage_limits): the rest is not counted */
+	uint64_t cpu_ns;        /* CPU time of the counting process (0: counted in the caller) */
 };
 
 /* When a count of a running sandbox stops early: the watcher then counts

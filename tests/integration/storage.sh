@@ -461,7 +461,7 @@ rename_tricks() {
 	# what the deleted file holds counted: the 150 MiB before it and its
 	# 100 MiB freeze the sandbox; without it, some 50 files of g fit
 	n=$(find "$XDG_STATE_HOME/isd/sessions/$id" -name 'g*' | wc -l)
-	[ "$n" -lt 25 ] || fail "$n files of 1 MiB beside 100 MiB held by a deleted file"
+	[ "$n" -lt 25 ] || fail "$n files of 1 MiB beside 100 MiB held by a deleted file: $(cat "$T/bg.err")"
 	run_isd resume --end "$id"
 	finish_bg
 	expect_rc 137
