@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #define _GNU_SOURCE
 #include "caps.h"
+#include "isd/spec.h"
 #include "isd/util.h"
 
 #include <cap-ng.h>
@@ -49,6 +50,42 @@ int isd_caps_drop_all(void)
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return isd_error(-errno, "clearing the ambient capabilities");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return isd_error(-errno, "setting no_new_privs");
+	return 0;
+}
+
+int isd_caps_apply_sets(const struct isd_cap_sets *s, bool no_new_privs)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {
+		{(uint32_t)s->effective, (uint32_t)s->permitted, (uint32_t)s->inheritable},
+		{(uint32_t)(s->effective >> 32), (uint32_t)(s->permitted >> 32), (uint32_t)(s->inheritable >> 32)},
+	};
+
+	/* NO_SETUID_FIXUP kept the capabilities through the change of ids
+	 * (runc's PR_SET_KEEPCAPS); the payload's later setuid() should drop
+	 * them as it does under runc, so no bit stays.  Needs CAP_SETPCAP,
+	 * as the bounding drop does: both before the sets are taken. */
+	if (prctl(PR_SET_SECUREBITS, 0) < 0)
+		return isd_error(-errno, "clearing the securebits");
+	for (int cap = 0; cap < 64; cap++) {
+		if (s->bounding & (UINT64_C(1) << cap))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL && cap > CAP_LAST_CAP_AT_LEAST)
+			break;
+		return isd_error(-errno, "dropping capability %d from the bounding set", cap);
+	}
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return isd_error(-errno, "setting the config's capability sets");
+	/* ambient last: raising needs the bit permitted and inheritable */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return isd_error(-errno, "clearing the ambient capabilities");
+	for (int cap = 0; cap < 64; cap++)
+		if ((s->ambient & (UINT64_C(1) << cap)) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0)
+			return isd_error(-errno, "raising ambient capability %d", cap);
+	if (no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return isd_error(-errno, "setting no_new_privs");
 	return 0;
 }

@@ -307,6 +307,21 @@ static int hand_over_preserved(const struct isd_mount_extras *x)
 	return 0;
 }
 
+/* The seccomp filter last, right before execve; but without no_new_privs
+ * loading it needs CAP_SYS_ADMIN, so then (as runc and crun do) it comes
+ * before isd-runtime's config sets are taken. */
+static int apply_privileges(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp)
+{
+	bool seccomp_first = spec->config_caps && !spec->no_new_privs;
+	int r;
+
+	if (seccomp_first && (r = isd_seccomp_install(seccomp)) < 0)
+		return r;
+	if (spec->config_caps && (r = isd_caps_apply_sets(&spec->caps, spec->no_new_privs)) < 0)
+		return r;
+	return seccomp_first ? 0 : isd_seccomp_install(seccomp);
+}
+
 static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t *old_mask, int pty_slave)
 {
 	const struct isd_spec *spec = a->spec;
@@ -322,8 +337,8 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	if (pty_slave >= 0 && isd_pty_attach(pty_slave) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 	/* Capabilities, securebits and no_new_privs come from init, which set
-	 * them before starting us.  A non-zero uid loses every capability here,
-	 * as in Docker. */
+	 * them before starting us (isd-runtime's config sets: apply_privileges
+	 * below).  A non-zero uid loses every capability here, as in Docker. */
 	if (spec->n_uid_ranges && isd_userns_become(spec->uid, spec->gid) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
@@ -350,7 +365,7 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	if (r == 0)
 		r = hand_over_preserved(&a->extras);
 	if (r == 0)
-		r = isd_seccomp_install(a->seccomp);
+		r = apply_privileges(spec, a->seccomp);
 	if (r < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
@@ -554,7 +569,9 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 		if (isd_userns_become(spec->uid, spec->gid) < 0)
 			report_and_exit(ISD_EXIT_FAILURE);
 	}
-	if ((spec->build_caps ? isd_caps_keep_build_set() : isd_caps_drop_all()) < 0)
+	/* isd-runtime's config sets are the payload's to take (from every
+	 * capability, in payload_main); init drops all once it has started. */
+	if (!spec->config_caps && (spec->build_caps ? isd_caps_keep_build_set() : isd_caps_drop_all()) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 0);
 	/* Set up: from now on the sandbox is its own, reparented to the
@@ -577,7 +594,7 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	/* the payload's now: init holds none (a pipe's end would stay open) */
 	for (size_t i = 0; i < a->extras.n_preserved_fds; i++)
 		close(a->extras.preserved_fds[i]);
-	if (spec->build_caps && isd_caps_drop_all() < 0)
+	if ((spec->build_caps || spec->config_caps) && isd_caps_drop_all() < 0)
 		kill(payload, SIGKILL);
 	r = isd_init_run_until(payload, spec->pid_host ? ISD_INIT_DEATH_SIGNAL : 0);
 	if (spec->pid_host)

@@ -81,9 +81,12 @@ static int parse_caps(struct oci_ctx *c, struct json_object *o)
 				cap++;
 			if (cap > ISD_OCI_CAP_LAST)
 				return oci_err(c, p, "\"%.64s\" is not a capability isd knows", name);
-			if (cap > last)
-				return oci_err(c, p, "%s is not known to this kernel (its last is %s)",
-					       cap_names[cap], cap_names[last]);
+			/* as runc: a config written for a newer kernel still runs */
+			if (cap > last) {
+				oci_note(c, p, "%s ignored: not known to this kernel (its last is %s)",
+					 cap_names[cap], cap_names[last]);
+				continue;
+			}
 			caps[s] |= UINT64_C(1) << cap;
 		}
 	}
@@ -515,10 +518,16 @@ static int isd_annotation(struct oci_ctx *c, const char *key, const char *value,
 			return oci_err(c, p, "\"%.64s\" is not supported (landlock)", value);
 		if (apply)
 			spec->landlock_off = false;
+	} else if (!strcmp(key, ISD_OCI_ANNOTATION_CAPABILITIES)) {
+		if (strcmp(value, "none"))
+			return oci_err(c, p, "\"%.64s\" is not supported (none)", value);
+		if (apply)
+			c->extra->caps_none = true;
 	} else {
 		/* isd's own prefix: a misspelt name would drop a confinement */
-		return oci_err(c, p, "not an isd annotation (known: %s, %s, %s, %s)", ISD_OCI_ANNOTATION_NETWORK,
-			       ISD_OCI_ANNOTATION_ALLOW, ISD_OCI_ANNOTATION_SECCOMP, ISD_OCI_ANNOTATION_ISOLATION);
+		return oci_err(c, p, "not an isd annotation (known: %s, %s, %s, %s, %s)", ISD_OCI_ANNOTATION_NETWORK,
+			       ISD_OCI_ANNOTATION_ALLOW, ISD_OCI_ANNOTATION_SECCOMP, ISD_OCI_ANNOTATION_ISOLATION,
+			       ISD_OCI_ANNOTATION_CAPABILITIES);
 	}
 	if (!apply)
 		oci_note(c, p, "not applied: the operator has not allowed isd's annotations (see isd-runtime(8))");

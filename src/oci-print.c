@@ -266,8 +266,20 @@ char *isd_oci_plan_to_json(const struct isd_spec *spec, const struct isd_oci_ext
 	json_object_object_add(root, "masked_paths", strv_json(e->masked_paths));
 	json_object_object_add(root, "namespaces", namespaces_json(e));
 	json_object_object_add(root, "mounts", mounts_json(e));
-	json_object_object_add(root, "capabilities", caps_json(e->caps[ISD_OCI_CAP_EFFECTIVE]));
-	json_object_object_add(root, "no_new_privileges", json_object_new_boolean(e->no_new_privileges));
+	/* what the payload gets: the config's sets, or none (isd's rule) */
+	{
+		const struct isd_cap_sets *c = &spec->caps;
+		bool on = spec->config_caps;
+		json_object *caps = json_object_new_object();
+
+		json_object_object_add(caps, "bounding", caps_json(on ? c->bounding : 0));
+		json_object_object_add(caps, "effective", caps_json(on ? c->effective : 0));
+		json_object_object_add(caps, "permitted", caps_json(on ? c->permitted : 0));
+		json_object_object_add(caps, "inheritable", caps_json(on ? c->inheritable : 0));
+		json_object_object_add(caps, "ambient", caps_json(on ? c->ambient : 0));
+		json_object_object_add(root, "capabilities", caps);
+	}
+	json_object_object_add(root, "no_new_privileges", json_object_new_boolean(!spec->config_caps || spec->no_new_privs));
 	json_object_object_del(root, "proc");
 	json_object_object_del(root, "dev");
 	json_object_object_add(root, "oci", oci_json(e));

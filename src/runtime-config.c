@@ -291,9 +291,28 @@ bool rt_wants_mqueue(const struct isd_oci_extra *x)
 	return false;
 }
 
+/* The engine and the operator decide the container's privileges, as with
+ * runc and crun; the sandbox (namespaces, mounts, seccomp) stays isd's. */
+static void copy_caps(struct isd_spec *spec, const struct isd_oci_extra *x)
+{
+	_cleanup_free_ char *origin = isd_xasprintf("%s process.capabilities", x->config_path);
+
+	if (x->caps_none)
+		return;
+	spec->config_caps = true;
+	spec->caps.bounding = x->caps[ISD_OCI_CAP_BOUNDING];
+	spec->caps.effective = x->caps[ISD_OCI_CAP_EFFECTIVE];
+	spec->caps.permitted = x->caps[ISD_OCI_CAP_PERMITTED];
+	spec->caps.inheritable = x->caps[ISD_OCI_CAP_INHERITABLE];
+	spec->caps.ambient = x->caps[ISD_OCI_CAP_AMBIENT];
+	spec->no_new_privs = x->no_new_privileges;
+	isd_spec_set_origin(spec, "capabilities", origin);
+}
+
 int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 {
-	/* Honoured: capabilities by isd's dropping all of them, seccomp by
+	/* Honoured: capabilities and noNewPrivileges below (or by dropping
+	 * all, run.oci.isd.capabilities=none), seccomp by
 	 * use_config_seccomp(), the hooks that refuse_unsupported() lets
 	 * through, the console size at creation; linux.cgroupsPath by the
 	 * sandbox's cgroup (isd_cgroup_prepare_path); the namespaces to join by
@@ -317,6 +336,7 @@ int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 	if ((r = copy_rlimits(spec, x)) < 0)
 		return r;
 	warn_functional(x, spec);
+	copy_caps(spec, x);
 	apply_oom_score_adj(x);
 	return isd_oci_refuse_unapplied(x, applies);
 }

@@ -305,6 +305,10 @@ int rt_cmd_exec(int argc, char **argv)
 	/* the container's config again, its process replaced */
 	if (r == 0)
 		r = rt_load_bundle(st.bundle, o.id, &spec, &extra);
+	/* An exec'd process is not granted the container's (or its own
+	 * process file's) capabilities: it gets none, with no_new_privs
+	 * (isd-runtime(8)); the container's init alone takes the config's. */
+	spec.config_caps = false;
 	if (r == 0 && o.process)
 		r = apply_process_file(o.process, &spec);
 	if (r == 0)

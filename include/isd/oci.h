@@ -63,6 +63,7 @@
 #define ISD_OCI_ANNOTATION_ALLOW "run.oci.isd.allow"         /* "HOST:PORT,..." as --allow */
 #define ISD_OCI_ANNOTATION_SECCOMP "run.oci.isd.seccomp"     /* "agent" */
 #define ISD_OCI_ANNOTATION_ISOLATION "run.oci.isd.isolation" /* "landlock" */
+#define ISD_OCI_ANNOTATION_CAPABILITIES "run.oci.isd.capabilities" /* "none" */
 
 enum isd_oci_ns {
 	ISD_OCI_NS_PID,
@@ -185,6 +186,7 @@ struct isd_oci_extra {
 	size_t n_rlimits;
 	uint64_t caps[ISD_OCI_CAP_SET_COUNT]; /* bit N = capability N; absent sets are 0 */
 	bool no_new_privileges;
+	bool caps_none; /* run.oci.isd.capabilities=none: isd's rule, not the config's */
 	bool has_oom_score_adj;
 	int oom_score_adj; /* -1000..1000 */
 	char *apparmor_profile; /* process.apparmorProfile, NULL = none asked */

@@ -217,6 +217,18 @@ struct isd_spec {
 	size_t n_uid_ranges, n_gid_ranges;
 	bool writable_root;
 	bool build_caps;
+
+	/* isd-runtime's container (never isd exec, never isd build): the
+	 * config's process.capabilities (bit N = capability N) and
+	 * noNewPrivileges, honoured as runc and crun do, instead of dropping
+	 * every capability and setting no_new_privs.  The engine and the
+	 * operator decide a container's privileges; run.oci.isd.capabilities=
+	 * none keeps isd's own rule. */
+	bool config_caps;
+	struct isd_cap_sets {
+		uint64_t bounding, effective, permitted, inheritable, ambient;
+	} caps;
+	bool no_new_privs;
 };
 
 void isd_spec_init(struct isd_spec *spec);

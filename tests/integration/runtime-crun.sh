@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # isd-runtime against crun: the same bundle (busybox and the static probe,
 # the config changed per feature) run by both, what the probe reports
-# compared.  Where isd is stricter on purpose (isd-runtime(8): no
-# capabilities, never the host's root) the test says so and checks isd's
-# side.
+# compared.  Where isd is stricter on purpose (isd-runtime(8): never
+# the host's root) the test says so and checks isd's side.
 #
 # crun refuses a hybrid cgroup layout (v1 controllers beside a v2
 # hierarchy at /sys/fs/cgroup/unified): it runs in a private mount
@@ -88,10 +87,82 @@ test_identity() {
 	expect_eq "$crun_rc" 0 "crun's exit status (stderr: $(cat "$T/crun.err"))"
 	expect_eq "$(lines "$isd_out" 'Uid|Gid|NoNewPrivs|Seccomp')" "$(lines "$crun_out" 'Uid|Gid|NoNewPrivs|Seccomp')" \
 		"ids, no_new_privs and seccomp"
-	# stricter: the config's capabilities (runc's default three) are not granted
+	# the config's capabilities (runc's default three), as crun grants them
 	expect_contains "$crun_out" "CapEff:	0000000020000420" "crun grants the config's capabilities"
-	expect_eq "$(lines "$isd_out" 'CapEff|CapPrm|CapBnd|CapAmb|CapInh' | cut -f2 | sort -u)" 0000000000000000 \
-		"isd-runtime grants no capability"
+	expect_eq "$(lines "$isd_out" "$CAPS")" "$(lines "$crun_out" "$CAPS")" "the config's capabilities"
+}
+
+CAPS='CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs'
+
+# Five different sets and no_new_privs off (issue 17): what crun makes of
+# them, for uid 0 (bounding and inheritable refill on execve) and for a
+# non-root user, whose capabilities past execve are the ambient ones.
+CAP_SETS='c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_KILL", "CAP_NET_BIND_SERVICE", "CAP_SETUID",
+ "CAP_SYS_ADMIN"], "effective": ["CAP_KILL", "CAP_CHOWN"], "permitted": ["CAP_KILL", "CAP_CHOWN", "CAP_SETUID"],
+ "inheritable": ["CAP_KILL", "CAP_NET_BIND_SERVICE"], "ambient": ["CAP_KILL"]}
+c["process"]["noNewPrivileges"] = False
+c["process"]["args"] = ["/probe", "status"]'
+
+test_capabilities() {
+	diff_bundle "$CAP_SETS"
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "NoNewPrivs:	0" "crun: noNewPrivileges false"
+	expect_contains "$crun_out" "CapBnd:	00000000002004a1" "crun: the bounding set"
+	expect_eq "$(lines "$isd_out" "$CAPS")" "$(lines "$crun_out" "$CAPS")" "five capability sets, no_new_privs off"
+}
+
+test_capabilities_user_ambient() {
+	host_root || skip "a second id needs a map of more than the caller's id (root only here)"
+	diff_bundle "$CAP_SETS"'
+c["process"]["user"] = {"uid": 1234, "gid": 2345}'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "CapAmb:	0000000000000020" "crun: the ambient capability"
+	expect_contains "$isd_out" "CapEff:	0000000000000020" "isd-runtime: a non-root user has its ambient capability"
+	expect_eq "$(lines "$isd_out" "Uid|$CAPS")" "$(lines "$crun_out" "Uid|$CAPS")" "a non-root user's ambient set"
+}
+
+test_capabilities_no_new_privs() {
+	diff_bundle "$CAP_SETS"'
+c["process"]["noNewPrivileges"] = True'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$isd_out" "NoNewPrivs:	1" "isd-runtime: noNewPrivileges true"
+	expect_eq "$(lines "$isd_out" "$CAPS")" "$(lines "$crun_out" "$CAPS")" "capability sets with no_new_privs"
+}
+
+# Without no_new_privs the filter is loaded while CAP_SYS_ADMIN is held,
+# and the sets taken after it: neither may fail, both must hold.
+test_capabilities_seccomp_without_nnp() {
+	diff_bundle 'c["linux"]["seccomp"] = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+	{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}
+c["process"]["noNewPrivileges"] = False
+c["process"]["capabilities"] = {"bounding": ["CAP_KILL"], "effective": ["CAP_KILL"], "permitted": ["CAP_KILL"]}
+c["process"]["args"] = ["sh", "-c", "/probe status | grep -E \"^(Seccomp|Cap|NoNew)\"; mkdir /tmp/d || echo mkdir-refused"]'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$isd_out" "mkdir-refused" "isd-runtime: the config's filter without no_new_privs"
+	expect_eq "$isd_out" "$crun_out" "seccomp and capabilities without no_new_privs"
+}
+
+# The operator's choice per pod: isd's own rule, whatever the config asks.
+test_capabilities_annotation_none() {
+	diff_bundle "$CAP_SETS"'
+c["annotations"] = {"run.oci.isd.capabilities": "none"}'
+	"$ISD_RUNTIME" --root "$T/isd-state" run --bundle "$T/b" d1 >"$T/isd.out" 2>"$T/isd.err" </dev/null
+	expect_eq "$?" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$(lines "$(cat "$T/isd.out")" "$CAPS" | cut -f2 | sort -u | tr '\n' ' ')" "0000000000000000 1 " \
+		"run.oci.isd.capabilities=none: no capability, no_new_privs"
+}
+
+test_capabilities_unknown_name() {
+	diff_bundle 'c["process"]["capabilities"]["bounding"].append("CAP_FLY")'
+	"$ISD_RUNTIME" --root "$T/isd-state" run --bundle "$T/b" d1 >"$T/isd.out" 2>"$T/isd.err" </dev/null
+	expect_eq "$?" 1 "isd-runtime refuses an unknown capability"
+	expect_eq "$(grep -c . "$T/isd.err")" 1 "one line (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$(cat "$T/isd.err")" '"CAP_FLY" is not a capability isd knows' "the refusal names it"
+	expect_eq "$(cat "$T/isd.out")" "" "nothing ran"
 }
 
 test_cwd_env_hostname() {
