@@ -458,6 +458,13 @@ static void test_annotations(void)
 		"annotations.run.oci.isd.allow");
 	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.seccomp\": \"tight\"},", NULL, ISD_OCI_LOAD_ANNOTATIONS),
 		"annotations.run.oci.isd.seccomp: \"tight\" is not supported (agent)");
+	/* the operator's per-pod choice of isd's capability rule (issue 17) */
+	CHECK(load(NULL, "\"annotations\": {\"run.oci.isd.capabilities\": \"none\"},", NULL, ISD_OCI_LOAD_ANNOTATIONS) == 0);
+	CHECK(extra.caps_none);
+	CHECK(load(NULL, "\"annotations\": {\"run.oci.isd.capabilities\": \"none\"},", NULL, 0) == 0);
+	CHECK(!extra.caps_none && has_note("annotations.run.oci.isd.capabilities: not applied"));
+	REFUSED(load(NULL, "\"annotations\": {\"run.oci.isd.capabilities\": \"all\"},", NULL, ISD_OCI_LOAD_ANNOTATIONS),
+		"annotations.run.oci.isd.capabilities: \"all\" is not supported (none)");
 	REFUSED(load(NULL, "\"annotations\": {\"a\": 1},", NULL, 0), "annotations.a: expected a string");
 	REFUSED(load(NULL, "\"annotations\": {\"a=b\": \"1\"},", NULL, 0), "annotations.a=b: the key holds \"=\"");
 	/* the config's strings reach a terminal in messages: escapes shown, never sent */
