@@ -128,8 +128,10 @@ cell_run() {
 		ls /run/.containerenv >/dev/null 2>&1 && echo containerenv=yes
 		exit 3'
 	expect_eq "$rc" 3 "the payload's exit status through podman ($err)"
-	expect_eq "$(val CapEff)" 0000000000000000 "CapEff"
-	expect_eq "$(val NoNewPrivs)" 1 "NoNewPrivs"
+	# podman's default capabilities and no_new_privs off, as runc and crun
+	# grant them (issue 17)
+	expect_eq "$(val CapEff)" 00000000800405fb "CapEff: podman's default set"
+	expect_eq "$(val NoNewPrivs)" 0 "NoNewPrivs: podman's noNewPrivileges false"
 	expect_eq "$(val Seccomp)" 2 "Seccomp: podman's profile"
 	expect_eq "$(val uid)" 0 "the container's root"
 	expect_eq "$(val proc-mounts)" 1 "one /proc"
@@ -137,6 +139,13 @@ cell_run() {
 	expect_eq "$(val containerenv)" yes "podman's /run/.containerenv"
 	expect_gone "$(cat "$T/podman-home/cid")"
 	rm -f "$T/podman-home/cid"
+	# the operator's choice per pod: isd exec's rule
+	pm run --rm --annotation run.oci.isd.capabilities=none $RUN_OPTS --rootfs "$R" \
+		sh -c 'grep -E "^(CapEff|CapBnd|NoNewPrivs):" /proc/self/status'
+	expect_eq "$rc" 0 "run.oci.isd.capabilities=none ($err)"
+	expect_eq "$(val CapEff)" 0000000000000000 "run.oci.isd.capabilities=none: CapEff"
+	expect_eq "$(val CapBnd)" 0000000000000000 "run.oci.isd.capabilities=none: CapBnd"
+	expect_eq "$(val NoNewPrivs)" 1 "run.oci.isd.capabilities=none: NoNewPrivs"
 	pm run --rm --cidfile "$T/podman-home/cid" $RUN_OPTS --user 1000:1000 --rootfs "$R" sh -c 'echo "uid=$(id -u):$(id -g)"; kill -9 $$'
 	expect_eq "$rc" 137 "a payload killed by SIGKILL: 128+9 ($err)"
 	expect_eq "$(val uid)" 1000:1000 "--user 1000:1000"
@@ -362,8 +371,8 @@ EOF2
 	out=$(cat "$T/out")
 	err=$(cat "$T/err")
 	expect_eq "$rc" 3 "ctr run: the payload's exit status ($err)"
-	expect_eq "$(val CapEff)" 0000000000000000 "CapEff"
-	expect_eq "$(val NoNewPrivs)" 1 "NoNewPrivs"
+	# containerd's default capabilities, as runc grants them (issue 17)
+	expect_eq "$(val CapEff)" 00000000a80425fb "CapEff: containerd's default set"
 	expect_eq "$(val Seccomp)" 2 "Seccomp: containerd's default profile"
 	expect_eq "$(val uid)" 0 "the container's root"
 	[ ! -e "/run/containerd/runc/$ns/c1" ] || fail "run --rm left isd-runtime's state of c1"
