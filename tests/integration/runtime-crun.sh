@@ -118,7 +118,7 @@ test_capabilities_user_ambient() {
 c["process"]["user"] = {"uid": 1234, "gid": 2345}'
 	both
 	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
-	expect_contains "$crun_out" "CapAmb:	0000000000000020" "crun: the ambient capability"
+	expect_contains "$crun_out" "CapAmb:	0000000000000020" "crun: the ambient capability (stderr: $(cat "$T/crun.err"))"
 	expect_contains "$isd_out" "CapEff:	0000000000000020" "isd-runtime: a non-root user has its ambient capability"
 	expect_eq "$(lines "$isd_out" "Uid|$CAPS")" "$(lines "$crun_out" "Uid|$CAPS")" "a non-root user's ambient set"
 }
