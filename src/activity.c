@@ -36,6 +36,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +65,11 @@ struct exec_arch {
 struct log_share {
 	pthread_mutex_t lock; /* written, dropped, log_fd's writes */
 	uint64_t written, dropped;
+	/* Set by the listener's process from a notification on until it holds
+	 * no record unwritten: clear once every task under the filter is
+	 * gone, the log is complete, and isd need not wait for that process
+	 * to end (see isd_activity_free). */
+	int busy;
 };
 
 struct isd_activity {
@@ -533,12 +539,18 @@ static void *listen_loop(void *arg)
 		}
 		if (p[1].revents)
 			break;
-		/* a caller waits: it comes before the looks */
-		if (p[0].revents & POLLIN)
+		/* a caller waits: it comes before the looks; busy before the
+		 * notification is taken, so that isd never sees it clear while
+		 * a record may still come of it */
+		if (p[0].revents & POLLIN) {
+			__atomic_store_n(&a->share->busy, 1, __ATOMIC_SEQ_CST);
 			handle_one(a);
-		else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+		} else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 			break; /* every task under the filter is gone */
+		}
 		isd_exe_watch_tick(a->exe);
+		if (isd_exe_watch_timeout(a->exe) < 0)
+			__atomic_store_n(&a->share->busy, 0, __ATOMIC_RELEASE);
 	}
 	return NULL;
 }
@@ -672,7 +684,15 @@ void isd_activity_free(struct isd_activity *a)
 		 * task left under the filter), and a write would be SIGPIPE */
 		close(a->stop_pipe[1]);
 		a->stop_pipe[1] = -1;
-		(void)isd_wait_pid(a->listener_pid, NULL);
+		/* When the sandbox is gone no notification can come any more
+		 * (a task's is withdrawn as it dies); a process that holds no
+		 * record then has written all it will.  Its end (the teardown
+		 * of a copy of isd's memory, once it is scheduled) is then not
+		 * waited for: it ends of itself, and with isd. */
+		if (__atomic_load_n(&a->share->busy, __ATOMIC_ACQUIRE))
+			(void)isd_wait_pid(a->listener_pid, NULL);
+		else
+			(void)waitpid(a->listener_pid, NULL, WNOHANG);
 	}
 	/* what still waits, in order, before the dropped line counts */
 	isd_exe_watch_free(a->exe);
