@@ -590,6 +590,10 @@ static _Noreturn void listener_main(struct isd_activity *a, pid_t parent)
 	listen_loop(a);
 	/* what still waits, in order */
 	isd_exe_watch_free(a->exe);
+	if (isd_testhook_activity_end_delay_ms())
+		nanosleep(&(struct timespec){.tv_sec = isd_testhook_activity_end_delay_ms() / 1000,
+					     .tv_nsec = (long)(isd_testhook_activity_end_delay_ms() % 1000) * 1000000},
+			  NULL);
 	_exit(0);
 }
 

@@ -45,6 +45,16 @@ static inline unsigned long long isd_testhook_activity_limit(unsigned long long 
 	return v ? strtoull(v, NULL, 10) : limit;
 }
 
+/* ISD_TEST_ACTIVITY_END_DELAY_MS=N: the activity log's process waits N ms
+ * before it ends, as on a machine too busy to run it, so that a test can
+ * show isd does not wait for that end. */
+static inline unsigned isd_testhook_activity_end_delay_ms(void)
+{
+	const char *v = getenv("ISD_TEST_ACTIVITY_END_DELAY_MS");
+
+	return v ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
 /* ISD_TEST_RELAY_MAX_CONNS=N: the relay's connection cap, so that a test
  * reaches it with a few connections. */
 static inline size_t isd_testhook_relay_max_conns(size_t max)
@@ -62,6 +72,11 @@ static inline size_t isd_testhook_relay_max_conns(size_t max)
 static inline unsigned long long isd_testhook_activity_limit(unsigned long long limit)
 {
 	return limit;
+}
+
+static inline unsigned isd_testhook_activity_end_delay_ms(void)
+{
+	return 0;
 }
 
 static inline unsigned isd_testhook_bind_attrs(const char *destination, unsigned attrs)
