@@ -221,3 +221,58 @@ test_agents_real_claude() {
 	STATE_DIR=".claude .claude.json" PLANTED=.claude/commands/planted.md HELD="~/.claude/commands: executable configuration" \
 		run_real_agent --profile agent $CLAUDE_ENV -- claude -p --dangerously-skip-permissions "Write the file, then clean up."
 }
+
+# claude_turn N: turn N of Claude Code in $T/proj with the home $H, whose
+# tool call only writes the project file; the turn must end with the
+# tool's result returned and leave the file in the session only.
+claude_turn() {
+	cd "$T/proj" || fail "cd"
+	# shellcheck disable=SC2086 # CLAUDE_ENV is words
+	HOME=$H PATH=$H/.local/bin:/usr/bin:/bin XDG_STATE_HOME=$T/state XDG_CACHE_HOME=$T/cache \
+		timeout 300 "$ISD" exec --profile agent --forward "$PORT:127.0.0.1:$PORT" $CLAUDE_ENV -- \
+		claude -p --dangerously-skip-permissions "Write the file." >"$T/out" 2>"$T/err" </dev/null
+	rc=$? err=$(cat "$T/err")
+	expect_rc 0 "claude's turn $1 (model: $(cat "$T/model.log" 2>/dev/null))"
+	[ "$(grep -c '"done": true' "$T/model.log")" -eq "$1" ] || fail "turn $1 never returned the tool's result (model: $(cat "$T/model.log"))"
+	[ ! -e "$T/proj/created.txt" ] || fail "the project changed before isd apply"
+	XDG_STATE_HOME=$T/state run_isd diff
+	expect_rc 0 "isd diff after turn $1"
+	expect_contains "$out" "+claude-was-here" "the tool's file in isd diff after turn $1"
+	# Claude Code's own writes (transcript, ~/.claude.json and its backups,
+	# shell snapshots) are state, not code: nothing is held.
+	expect_not_contains "$out" "executable configuration" "claude's state after turn $1"
+	XDG_STATE_HOME=$T/state run_isd apply
+	expect_rc 0 "isd apply after turn $1"
+	expect_eq "$(cat "$T/proj/created.txt")" claude-was-here "the applied file after turn $1"
+	rm "$T/proj/created.txt"
+}
+
+# Claude Code keeps its state through the agent profile: in a home where
+# it never ran (no ~/.claude, no ~/.claude.json; under the caller's home,
+# so that the sandbox shows all but that state read-only), the first turn's
+# transcript and configuration reach the host when the sandbox ends, and
+# the second turn starts from them (the same first start time) and adds its
+# own transcript.
+test_agents_real_claude_state() {
+	agent_home
+	need_claude
+	home_scratch
+	H=$HOME_TMP
+	mkdir -p "$H/.local/bin" "$T/proj" "$T/state"
+	ln -s "$(readlink -f "$AH/.local/bin/claude")" "$H/.local/bin/claude"
+	echo original >"$T/proj/README"
+	start_model "echo claude-was-here >\"$T/proj/created.txt\"; echo wrote"
+	at_teardown "kill $MODEL_PID 2>/dev/null"
+	claude_env
+	claude_turn 1
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["firstStartTime"])' "$H/.claude.json" >"$T/first" ||
+		fail "the host's .claude.json after turn 1: $(cat "$H/.claude.json" 2>&1)"
+	set -- "$H"/.claude/projects/*/*.jsonl
+	expect_eq "$#" 1 "transcripts on the host after turn 1 ($(find "$H/.claude" 2>&1))"
+	grep -q "Done: the file is written." "$1" || fail "the transcript lacks the turn's end: $(cat "$1")"
+	claude_turn 2
+	expect_eq "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["firstStartTime"])' "$H/.claude.json")" \
+		"$(cat "$T/first")" "turn 2 read turn 1's ~/.claude.json"
+	set -- "$H"/.claude/projects/*/*.jsonl
+	expect_eq "$#" 2 "transcripts on the host after two turns"
+}
