@@ -43,6 +43,44 @@ static bool exists_dir(const char *p)
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A state file directly in the home (~/.claude.json) is saved as agents
+ * save files atomically: a lock (~/.claude.json.lock) and a temporary file
+ * beside it, renamed over it.  In the home the sandbox shows read-only
+ * both fail (EROFS) and the bound copy is never written.  A tmpfs at the
+ * home's top level lets them succeed; the rename onto the bound copy then
+ * fails (EBUSY), which is when agents write it in place.  What else goes
+ * there stays in memory (bounded) and is gone at exit: the tmpfs holds no
+ * host file, only the mount points of what is bound beneath the home,
+ * which are mounted over it (deeper paths are mounted later), so the
+ * sandbox sees exactly what it saw of the home before.  Left out where
+ * something already shows the home or a parent of it (the user's -v, an
+ * image's home): a tmpfs would hide what that shows. */
+static void add_home_top(struct isd_spec *spec, const char *home, char **files, const char *agent)
+{
+	_cleanup_free_ char *dst = isd_xstrdup(home);
+	bool top_file = false;
+	struct isd_mount *m;
+
+	for (size_t n = strlen(dst); n > 1 && dst[n - 1] == '/';)
+		dst[--n] = '\0';
+	for (size_t i = 0; files && files[i]; i++)
+		top_file |= !strchr(files[i], '/');
+	if (!top_file || dst[0] != '/' || !dst[1] || spec->rootfs)
+		return;
+	for (size_t i = 0; i < spec->n_mounts; i++)
+		if (isd_path_under(dst, spec->mounts[i].destination) && strcmp(spec->mounts[i].destination, "/"))
+			return;
+	m = isd_spec_add_mount(spec);
+	m->type = ISD_MOUNT_TMPFS;
+	m->destination = isd_steal_ptr(dst);
+	m->size = 100ULL << 20;
+	m->mode = 0755;
+	m->has_mode = true;
+	m->home_top = true;
+	m->implicit = true;
+	m->origin = isd_xasprintf("--agent-state %s: a state file in the home; its top level writable, discarded", agent);
+}
+
 int isd_agent_state_add(struct isd_spec *spec, const char *home, const char *agent, const char *origin)
 {
 	const struct isd_agent_table *t = isd_agents();
@@ -87,6 +125,7 @@ int isd_agent_state_add(struct isd_spec *spec, const char *home, const char *age
 			m->origin = isd_xstrdup(origin);
 		}
 	}
+	add_home_top(spec, home, files, agent);
 	/* The agent's own code where it lives in its state: the host's copy,
 	 * read-only, so that it runs and cannot be replaced. */
 	for (size_t i = 0; a && a->exec_dirs && a->exec_dirs[i]; i++) {

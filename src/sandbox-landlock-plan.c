@@ -207,6 +207,13 @@ void isd_tier_plan(const struct isd_spec *spec, const struct isd_tier_dirs *dirs
 						      "the agent's state: a copy, merged (guarded) when the sandbox ends");
 			continue;
 		}
+		/* The home's writable top level (src/agent-state.c) is not
+		 * given here: in the private home a state file is a link to the
+		 * store's copy, and a rename onto it would replace the link, not
+		 * the copy.  Read-only, the save fails EACCES, on which agents
+		 * (Claude Code) write the file in place, through the link. */
+		if (m->home_top)
+			continue;
 		if (m->type == ISD_MOUNT_TMPFS && at) {
 			isd_landlock_plan_add(plan, at, m->exec ? WRITE_ALL : WRITE_ALL & ~LANDLOCK_ACCESS_FS_EXECUTE,
 					      "a tmpfs in the home directory: a private directory (no size bound)");

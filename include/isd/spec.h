@@ -46,6 +46,10 @@ struct isd_mount {
 	/* --agent-state: an overlay (directory) or a bind of a copy (file)
 	 * whose changes are merged at exit (src/agent-state.c); noexec */
 	bool agent_state;
+	/* tmpfs: the home's top level, writable and discarded, beneath an
+	 * agent's state file that lies directly in the home (src/agent-state.c);
+	 * the landlock tier keeps its private home read-only instead */
+	bool home_top;
 	char **links; /* tmpfs: "NAME\tTARGET" symlinks made in it */
 };
 

@@ -186,6 +186,72 @@ test_agent_profile_refuses_home_as_project() {
 	grep -q '{}' "$T/out" || fail "claude.json inside: $(cat "$T/out")"
 }
 
+# An agent with a state file directly in the home (Claude Code's
+# ~/.claude.json, saved by a lock and a temporary file beside it): the
+# home's top level is a writable tmpfs whose contents never reach the
+# host, beneath the state, the project and the other binds.  The sandbox
+# sees no more of the host's home than before: only what is bound.
+home_top_check() {
+	make_fake_agent_home
+	P=$h/proj
+	mkdir -p "$P"
+	echo host-secret >"$h/secret"
+	echo 'alias x=y' >"$h/.bashrc"
+	echo readme >"$P/README"
+	echo TOKEN=1 >"$P/.env"
+	echo '{"kept": 0}' >"$h/.claude.json"
+	(cd "$P" && HOME=$h "$ISD" exec --profile agent --agent claude "$@" -- sh -c '
+		(echo x >~/newfile) 2>&1 && echo newfile-written
+		cat ~/newfile ~/secret ~/.bashrc 2>&1
+		ls -A ~ | tr "\n" " "; echo
+		cat ./README; cat ./.env; echo env-end
+		echo changed >./README
+		echo "{\"kept\": 1}" >~/.claude.json' >"$T/out" 2>"$T/err")
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	expect_rc 0 "the agent profile with a state file in the home"
+	[ ! -e "$h/newfile" ] || fail "a write to HOME reached the host"
+	expect_eq "$(cat "$h/secret")" host-secret "the host's file in HOME"
+	expect_not_contains "$out" host-secret "the host's files in HOME are not shown"
+	expect_not_contains "$out" "alias x=y" "the host's files in HOME are not shown"
+	expect_not_contains "$out" ".nvm" "the host's directories in HOME are not shown"
+	expect_contains "$out" readme "the project is visible"
+	expect_contains "$out" "
+env-end" "the project's .env stays masked"
+	expect_eq "$(cat "$P/README")" readme "the project is copy-on-write"
+	expect_contains "$err" "keeps 1 change"
+	python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["kept"] == 1' "$h/.claude.json" ||
+		fail "the state file's change did not reach the host: $(cat "$h/.claude.json")"
+}
+
+test_agent_home_top_discarded() {
+	home_top_check
+	expect_contains "$out" "newfile-written
+x" "HOME's top level is writable inside"
+	expect_contains "$out" "proj" "the project's mount point in HOME"
+	(cd "$P" && HOME=$h "$ISD" exec --print-spec --profile agent --agent claude -- true) >"$T/out" 2>"$T/err"
+	python3 -c '
+import json, sys
+m = {x["destination"]: x for x in json.load(open(sys.argv[1]))["mounts"]}
+t = m[sys.argv[2]]
+assert t["type"] == "tmpfs" and not t["exec"] and t["nosuid"] and t["nodev"] and t["size"] == 100 << 20, t
+assert "discarded" in t["origin"], t' "$T/out" "$h" || fail "the home tmpfs in --print-spec: $(cat "$T/out")"
+	(cd "$P" && HOME=$h "$ISD" exec --print-spec --profile agent --agent omp -- true) >"$T/out" 2>"$T/err"
+	expect_not_contains "$(cat "$T/out")" "\"destination\": \"$h\"" "omp keeps no state file in the home"
+}
+
+# The landlock tier has no tmpfs: its private home stays read-only, the
+# save fails EACCES, on which Claude Code writes the file in place,
+# through the link to the store's copy.
+test_agent_home_top_landlock() {
+	run_isd exec --isolation landlock -- true
+	[ "$rc" -eq 0 ] || skip "the landlock tier does not run here: $err"
+	home_top_check --isolation landlock
+	expect_contains "$out" "Permission denied" "HOME's top level stays read-only in the landlock tier"
+	expect_not_contains "$out" newfile-written "HOME's top level stays read-only in the landlock tier"
+}
+
 test_agent_profile_runs() {
 	make_fake_agent_home
 	mkdir -p "$h/.omp"
@@ -200,7 +266,10 @@ test_agent_profile_runs() {
 	expect_rc 0 "agent profile run"
 	expect_contains "$out" "$T/proj"
 	expect_contains "$out" state
+	# omp keeps no state file directly in the home: its top level stays
+	# read-only, and nothing written there reaches the host
 	expect_contains "$out" EROFS "the rest of HOME is read-only"
+	[ ! -e "$h/not-allowed" ] || fail "a write to HOME reached the host"
 	expect_contains "$out" "nosuid nodev noexec"
 	expect_contains "$out" "Test" "git identity from ~/.gitconfig"
 	[ "$(printf '%s\n' "$out" | tail -1)" = EROFS ] || fail "~/.gitconfig must be read-only inside: $out"
