@@ -291,27 +291,74 @@ static int setup_dev(struct isd_mount_builder *b, const struct isd_spec *spec, s
 static const char *const proc_opts[] = {"source", "proc", NULL};
 static const char *const sysfs_opts[] = {"source", "sysfs", NULL};
 
+/* Whether any gid of [lo, hi] is mapped into this user namespace
+ * (gid_map read through proc). */
+static bool any_gid_mapped(int proc, unsigned long lo, unsigned long hi)
+{
+	_cleanup_free_ char *map = NULL;
+	unsigned long inside, outside, count;
+	int used;
+
+	if (isd_read_file_at(proc, "self/gid_map", &map, NULL) < 0)
+		return true;
+	for (const char *p = map; sscanf(p, "%lu %lu %lu%n", &inside, &outside, &count, &used) == 3; p += used)
+		if (inside <= hi && lo < inside + count)
+			return true;
+	return false;
+}
+
+/* Whether writing value would change nothing, so it need not be written:
+ * the current value is the same numbers, or it is a ping_group_range of
+ * gids this user namespace does not map, which no process in it can hold
+ * (the kernel refuses it with EINVAL, and "nobody may ping" is what it
+ * gives already).  A joined network namespace (a pod's) was set by its
+ * maker, and the sandbox's own user namespace may not write it. */
+static bool sysctl_unchanged(int proc, int fd, const char *key, const char *value)
+{
+	char cur[256];
+	unsigned long lo, hi, want[8], have[8];
+	ssize_t n = pread(fd, cur, sizeof(cur) - 1, 0);
+	int nw = 0, nh = 0, used;
+
+	if (n > 0) {
+		cur[n] = '\0';
+		for (const char *p = value; nw < 8 && sscanf(p, "%lu%n", &want[nw], &used) == 1; p += used)
+			nw++;
+		for (const char *p = cur; nh < 8 && sscanf(p, "%lu%n", &have[nh], &used) == 1; p += used)
+			nh++;
+		if (nw > 0 && nw == nh && !memcmp(want, have, (size_t)nw * sizeof(*want)))
+			return true;
+	}
+	return !strcmp(key, "net.ipv4.ping_group_range") && sscanf(value, "%lu %lu", &lo, &hi) == 2 && lo <= hi &&
+	       !any_gid_mapped(proc, lo, hi);
+}
+
 /* linux.sysctl (isd-runtime; only keys of the sandbox's own namespaces
  * get this far): written by init, which is in those namespaces, through
  * its fresh procfs before /proc/sys is made read-only.  "a.b.c" is
  * "a/b/c"; a key with "/" is a path already (runc's rule). */
-static int write_sysctls(int proc, char *const *sysctl)
+int isd_write_sysctls(int proc, char *const *sysctl, const char *only_prefix)
 {
 	for (size_t i = 0; sysctl && sysctl[i]; i++) {
 		const char *eq = strchr(sysctl[i], '=');
-		_cleanup_free_ char *path = NULL;
+		_cleanup_free_ char *path = NULL, *key = NULL;
 		_cleanup_close_ int fd = -1;
 		size_t len;
 
+		if (only_prefix && strncmp(sysctl[i], only_prefix, strlen(only_prefix)))
+			continue;
 		if (!eq)
 			return isd_error(-EINVAL, "the sysctl %s has no value", sysctl[i]);
-		path = isd_xasprintf("sys/%.*s", (int)(eq - sysctl[i]), sysctl[i]);
-		if (!memchr(sysctl[i], '/', (size_t)(eq - sysctl[i])))
+		key = isd_xasprintf("%.*s", (int)(eq - sysctl[i]), sysctl[i]);
+		path = isd_xasprintf("sys/%s", key);
+		if (!strchr(key, '/'))
 			for (char *p = path + 4; *p; p++)
 				*p = *p == '.' ? '/' : *p;
-		fd = openat(proc, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(proc, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return isd_error(-errno, "setting the sysctl %s", sysctl[i]);
+		if (sysctl_unchanged(proc, fd, key, eq + 1))
+			continue;
 		len = strlen(eq + 1);
 		errno = EIO; /* a short write sets none */
 		if (write(fd, eq + 1, len) != (ssize_t)len)
@@ -331,7 +378,7 @@ static int setup_proc(struct isd_mount_builder *b, const struct isd_spec *spec, 
 	int r;
 
 	if (spec->pid_host && !extras->pid_joined) {
-		r = write_sysctls(s->proc, extras->sysctl);
+		r = isd_write_sysctls(s->proc, extras->sysctl, NULL);
 		if (r == 0)
 			r = attach_at(b, s->proc, "/proc", ISD_NODE_DIR, "the outer /proc");
 	} else {
@@ -346,7 +393,7 @@ static int setup_proc(struct isd_mount_builder *b, const struct isd_spec *spec, 
 			}
 			return proc;
 		}
-		r = write_sysctls(proc, extras->sysctl);
+		r = isd_write_sysctls(proc, extras->sysctl, NULL);
 		if (r == 0)
 			r = attach_at(b, proc, "/proc", ISD_NODE_DIR, "procfs on /proc");
 	}

@@ -62,4 +62,10 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
  * their names in /; command.c finds the payload's command by the same list. */
 extern const char *const isd_host_image_entries[];
 
+/* linux.sysctl's "key=value" entries (those starting with only_prefix,
+ * or all) written through the procfs proc, whose /proc/sys/net is the
+ * network namespace of the caller at open.  A value the file holds
+ * already is not written (see mount.c). */
+int isd_write_sysctls(int proc, char *const *sysctl, const char *only_prefix);
+
 #endif

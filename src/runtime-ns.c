@@ -23,6 +23,7 @@
 #include "isd/sandbox.h"
 #include "isd/spec.h"
 #include "isd/util.h"
+#include "mount.h"
 #include "userns.h"
 
 #include <fcntl.h>
@@ -186,6 +187,21 @@ static _Noreturn void joiner_main(const struct isd_spec *spec, const struct rt_n
 
 	res.code = join_all(j) < 0 || ((j->shared & CLONE_NEWUSER) && check_not_host_root(spec) < 0) ? ISD_EXIT_FAILURE
 												       : 0;
+	/* A joined network namespace's sysctls are written here, by the
+	 * joiner, which has the capabilities of the namespace's owner (the
+	 * engine's user namespace, or the one joined): the sandbox's own user
+	 * namespace, below it, may not (EPERM). */
+	if (res.code == 0 && j->fd[ISD_OCI_NS_NET] >= 0 && d->sysctl) {
+		_cleanup_close_ int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		char **rest = NULL;
+
+		if (proc < 0 || isd_write_sysctls(proc, d->sysctl, "net.") < 0)
+			res.code = ISD_EXIT_FAILURE;
+		for (size_t i = 0; d->sysctl[i]; i++)
+			if (strncmp(d->sysctl[i], "net.", 4))
+				isd_strv_push(&rest, isd_xstrdup(d->sysctl[i]));
+		d->sysctl = rest;
+	}
 	if (res.code == 0) {
 		d->shared_ns = j->shared & (unsigned long)(CLONE_NEWUSER | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID);
 		d->cgroupns_fd = j->fd[ISD_OCI_NS_CGROUP];
