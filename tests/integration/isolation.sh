@@ -198,8 +198,9 @@ while [ ! -s "$T/allowed.port" ]; do sleep 0.05; done
 a=$(cat "$T/allowed.port")
 "$ISD" exec --isolation "$TIER" --network netless --allow "127.0.0.1:$a" -v "$T/d:$T/d" -- \
 	/usr/bin/python3 "$NETDIR/connect-guard.py" attack "$T/d" "$a"
+rc=$?
 sleep 0.5
-exit 0
+exit $rc
 EOF
 }
 
