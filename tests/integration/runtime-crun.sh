@@ -44,15 +44,18 @@ json.dump(c, open(sys.argv[2], "w"), indent=1)
 EOF
 }
 
-# run_crun STATE_DIR: crun runs $T/bc as d1; its exit status in $crun_rc.
+# run_crun STATE_DIR: crun runs $T/bc as d1-PID; its exit status in
+# $crun_rc.  The id is the test's own: as root crun names the container's
+# cgroups by it, and tests that run side by side shared (and removed)
+# one another's, their containers ending with no output.
 run_crun() {
 	if host_root; then
-		unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec crun --root "$1" run --bundle "$2" d1' \
-			sh "$1" "$T/bc" >"$T/crun.out" 2>"$T/crun.err" </dev/null
+		unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec crun --root "$1" run --bundle "$2" "$3"' \
+			sh "$1" "$T/bc" "d1-$$" >"$T/crun.out" 2>"$T/crun.err" </dev/null
 	else
 		unshare -rm sh -c 'mount -t tmpfs none /sys/fs/cgroup/unified 2>/dev/null
-			exec crun --cgroup-manager=disabled --root "$1" run --bundle "$2" d1' \
-			sh "$1" "$T/bc" >"$T/crun.out" 2>"$T/crun.err" </dev/null
+			exec crun --cgroup-manager=disabled --root "$1" run --bundle "$2" "$3"' \
+			sh "$1" "$T/bc" "d1-$$" >"$T/crun.out" 2>"$T/crun.err" </dev/null
 	fi
 	crun_rc=$?
 }
