@@ -188,6 +188,8 @@ write_connect_attack() {
 	mkdir -p "$T/www" "$T/d"
 	chmod 0777 "$T/d"
 	echo hello >"$T/www/hello.txt"
+	# the landlock tier reads nothing of $HOME, where a checkout may be
+	cp "$NETDIR/connect-guard.py" "$T/d/" || fail "cannot copy connect-guard.py"
 	cat >"$T/attack.sh" <<'EOF'
 /usr/bin/python3 "$NETDIR/connect-guard.py" decoy "$T/d" &
 echo $! >"$T/decoy.pid"
@@ -197,7 +199,7 @@ echo $! >"$T/serve.pid"
 while [ ! -s "$T/allowed.port" ]; do sleep 0.05; done
 a=$(cat "$T/allowed.port")
 "$ISD" exec --isolation "$TIER" --network netless --allow "127.0.0.1:$a" -v "$T/d:$T/d" -- \
-	/usr/bin/python3 "$NETDIR/connect-guard.py" attack "$T/d" "$a"
+	/usr/bin/python3 "$T/d/connect-guard.py" attack "$T/d" "$a"
 rc=$?
 sleep 0.5
 exit $rc
