@@ -574,7 +574,8 @@ int isd_workspace_copy_to_upper(const char *project, const char *copy, const cha
 	r = unlock_tree(&tu, c, 0);
 	if (r == 0)
 		r = diff_dir(&tu, o, c, u, "", 0);
-	qsort(tu.modes, tu.n_modes, sizeof(*tu.modes), deeper_first);
+	if (tu.n_modes) /* none recorded: modes is NULL */
+		qsort(tu.modes, tu.n_modes, sizeof(*tu.modes), deeper_first);
 	for (size_t i = 0; i < tu.n_modes; i++) {
 		if (r == 0 && fchmodat(u, tu.modes[i].path, tu.modes[i].mode, 0) < 0)
 			r = -errno;
