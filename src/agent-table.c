@@ -336,6 +336,8 @@ const struct isd_agent *isd_agent_for_command(const struct isd_agent_table *t, c
 				*via_runner = true;
 				return by_package(t, argv[i + 1]);
 			}
+			if (!argv[i + 1])
+				break; /* a last -p: the loop's i++ would step past the NULL */
 			i++;
 			continue;
 		}

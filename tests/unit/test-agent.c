@@ -25,6 +25,8 @@ static void test_table(void)
 	char *npxp[] = {"npx", "--package=@openai/codex", "codex", NULL};
 	char *exe[] = {"/home/u/.local/bin/claude.exe", NULL};
 	char *other[] = {"npx", "cowsay", NULL};
+	/* a last -p with no package: stepped past argv's NULL (the fuzzer) */
+	char *last_p[] = {"npx", "-p", NULL};
 
 	CHECK(isd_agent_table_parse(&t, "# c\n[claude]\ncommand claude claude.exe\npackage @anthropic-ai/claude-code\n"
 					"state .claude/ .claude.json\nguard .claude/hooks/ .claude/*.sh\n"
@@ -45,6 +47,7 @@ static void test_table(void)
 	a = isd_agent_for_command(&t, npxp, &runner);
 	CHECK(a && !strcmp(a->name, "codex") && runner);
 	CHECK(!isd_agent_for_command(&t, other, &runner));
+	CHECK(!isd_agent_for_command(&t, last_p, &runner));
 	/* an installed file: by its name, or the npm package it lies in */
 	a = isd_agent_for_file(&t, "/h/.nvm/v/lib/node_modules/@openai/codex/bin/codex.js");
 	CHECK(a && !strcmp(a->name, "codex"));
