@@ -345,7 +345,9 @@ test_landlock_tier_freezes_at_the_bound() {
 	# 100 MiB in TMPDIR count: 200 files of 1 MiB would fit without
 	[ "$n" -le $((100 + SLACK / MiB)) ] || fail "$n files of 1 MiB beside 100 MiB in TMPDIR, for a bound of 200 MiB"
 	sleep 0.5
-	[ "$(held_bytes "$id")" -eq "$b" ] || fail "the session grew while frozen: $b -> $(held_bytes "$id")"
+	# not grown (a directory block given back meanwhile, 4 KiB once in CI,
+	# is no write of the payload's)
+	[ "$(held_bytes "$id")" -le "$b" ] || fail "the session grew while frozen: $b -> $(held_bytes "$id")"
 	run_isd resume --end "$id"
 	expect_rc 0 "isd resume --end"
 	finish_bg
