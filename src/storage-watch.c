@@ -31,9 +31,14 @@
  * the payload's: near its bound, a sandbox beside a busy host is frozen
  * for a count each time the host wrote what is left (a pause, never a
  * slack: holding counts back would let a fast writer through).  Other
- * programs freeing space hide the sandbox's growth from the statvfs
- * trigger until the periodic count: the slack is then what the payload
- * writes in one period.
+ * programs freeing space hide the sandbox's growth from statvfs, so the
+ * counter also watches every directory it walks with inotify
+ * (src/storage-notify.c) and estimates the growth from the events: the
+ * trigger takes the larger of the two.  A write inotify cannot place (a
+ * directory moved in from outside, a lost queue) makes the next count a
+ * frozen one; where inotify is refused (no watches left) the slack
+ * beside a host that frees space is what the payload writes in one
+ * period, and isd says so once.
  *
  * A freeze is the sandbox's cgroup.freeze, or SIGSTOP to each of its
  * processes (src/storage-freeze.c).
@@ -41,6 +46,7 @@
 #define _GNU_SOURCE
 #include "isd/storage.h"
 #include "storage-freeze.h"
+#include "storage-notify.h"
 #include "isd/fsutil.h"
 #include "isd/spec.h"
 #include "isd/syscalls.h"
@@ -109,6 +115,7 @@ struct isd_storage_watch {
 	size_t frozen_fs;
 	struct isd_freezer freezer;
 	bool ended;
+	bool said_limited;
 };
 
 static struct isd_storage_watch *signal_target;
@@ -261,19 +268,28 @@ static bool walk(struct isd_storage_watch *w, const struct isd_storage_limits *l
 	return true;
 }
 
-/* The drop of free space on the accounted file systems since the walk. */
+/* The growth since the walk: the drop of free space on the accounted file
+ * systems, or what inotify saw where that is more (another program freed
+ * space meanwhile). */
 static void drops(const struct isd_storage_watch *w, uint64_t *bytes, uint64_t *inodes)
 {
-	*bytes = *inodes = 0;
+	const struct isd_storage_activity *a = isd_storage_counter_activity(w->counter);
+
+	uint64_t fs_bytes = 0, fs_inodes = 0;
+
+	*bytes = a ? atomic_load(&a->bytes) : 0;
+	*inodes = a ? atomic_load(&a->inodes) : 0;
 	for (size_t i = 0; i < w->n_fs; i++) {
 		const struct watched_fs *f = &w->fs[i];
 		if (!f->accounted)
 			continue;
 		if (f->avail_at_walk > f->avail)
-			*bytes += f->avail_at_walk - f->avail;
+			fs_bytes += f->avail_at_walk - f->avail;
 		if (f->iavail != UINT64_MAX && f->iavail_at_walk > f->iavail)
-			*inodes += f->iavail_at_walk - f->iavail;
+			fs_inodes += f->iavail_at_walk - f->iavail;
 	}
+	*bytes = fs_bytes > *bytes ? fs_bytes : *bytes;
+	*inodes = fs_inodes > *inodes ? fs_inodes : *inodes;
 }
 
 /* How long the watcher may go without a count when the statvfs trigger
@@ -283,9 +299,16 @@ static void drops(const struct isd_storage_watch *w, uint64_t *bytes, uint64_t *
  * count's CPU time (so counting takes at most 2 % of a CPU) and 10 ms.
  * Not its wall time: on a loaded machine that is mostly a wait for a
  * CPU, and 50 times it left the watcher blind for 5 s (issue 24). */
+static uint64_t walk_floor(const struct isd_storage_watch *w)
+{
+	uint64_t floor_ns = w->walk_cpu_ns * 50;
+
+	return floor_ns > 10000000ULL ? floor_ns : 10000000ULL;
+}
+
 static uint64_t walk_period(const struct isd_storage_watch *w)
 {
-	uint64_t period = WALK_PERIOD_NS, floor_ns = w->walk_cpu_ns * 50;
+	uint64_t period = WALK_PERIOD_NS, floor_ns = walk_floor(w);
 
 	if (w->size_bound) {
 		uint64_t left = w->used < w->size_bound ? w->size_bound - w->used : 0;
@@ -299,8 +322,6 @@ static uint64_t walk_period(const struct isd_storage_watch *w)
 		if (ns < period)
 			period = ns;
 	}
-	if (floor_ns < 10000000ULL)
-		floor_ns = 10000000ULL;
 	return period > floor_ns ? period : floor_ns;
 }
 
@@ -317,6 +338,8 @@ enum count_kind { COUNT_NONE, COUNT_RUNNING, COUNT_FROZEN };
  * for the next look. */
 static enum count_kind count_due(const struct isd_storage_watch *w, uint64_t now, uint64_t *tick)
 {
+	const struct isd_storage_activity *a = isd_storage_counter_activity(w->counter);
+	uint32_t seen = a ? atomic_load(&a->flags) : 0;
 	uint64_t db, di, fill = UINT64_MAX;
 	bool cross = false, quarter = false;
 
@@ -324,6 +347,9 @@ static enum count_kind count_due(const struct isd_storage_watch *w, uint64_t now
 	if (!w->size_bound && !w->inode_bound)
 		return COUNT_NONE;
 	drops(w, &db, &di);
+	/* inotify lost track: the queue overflowed (a flood), or what came
+	 * in is not known. */
+	cross |= (seen & ISD_ACTIVITY_LOST) != 0;
 	if (w->size_bound) {
 		uint64_t left = room(w->used, w->size_bound), rest = left - (db < left ? db : left);
 		cross |= db && db >= left;
@@ -353,6 +379,10 @@ static enum count_kind count_due(const struct isd_storage_watch *w, uint64_t now
 	if (cross || (quarter && fill < 4 * w->walk_cost_ns))
 		return COUNT_FROZEN;
 	if ((quarter && !cross) || now - w->last_walk_ns >= walk_period(w))
+		return COUNT_RUNNING;
+	/* A directory moved (the watches' paths are old): as soon as a
+	 * count's cost allows. */
+	if ((seen & ISD_ACTIVITY_STALE) && now - w->last_walk_ns >= walk_floor(w))
 		return COUNT_RUNNING;
 	return COUNT_NONE;
 }
@@ -536,32 +566,26 @@ static bool sandbox_gone(const struct isd_storage_watch *w)
 	return w->init_pidfd >= 0 && poll(&p, 1, 0) == 1;
 }
 
-static void *watch_loop(void *arg)
+/* Until the tick is over, a word of the user's (isd resume), or inotify
+ * saw what the watcher armed it for; false for the end. */
+static bool wait_tick(struct isd_storage_watch *w, uint64_t timeout)
 {
-	struct isd_storage_watch *w = arg;
-	/* Until the first look says otherwise: a payload can fill a small
-	 * bound within the first slow tick. */
-	uint64_t tick;
+	uint64_t until = now_ns() + timeout;
 
-	/* Until the first look says otherwise: a payload can fill a small
-	 * bound (or the room above a floor) within the first slow tick. */
-	(void)count_due(w, now_ns(), &tick);
-	tick = tick < TICK_NEAR_MS * MS ? tick : TICK_NEAR_MS * MS;
 	for (;;) {
-		struct pollfd p = {.fd = w->wake[0], .events = POLLIN};
-		uint64_t timeout = w->frozen ? FROZEN_TICK_MS * MS : tick, size_tick = TICK_MS * MS;
-		struct timespec ts = {.tv_sec = (time_t)(timeout / 1000000000ULL), .tv_nsec = (long)(timeout % 1000000000ULL)};
-		bool near_floor = false;
-		size_t which = 0;
-		enum reason why;
-		uint64_t now;
+		struct pollfd p[2] = {{.fd = w->wake[0], .events = POLLIN},
+				      {.fd = w->frozen ? -1 : isd_storage_counter_poll_fd(w->counter), .events = POLLIN}};
+		uint64_t now = now_ns(), left = until > now ? until - now : 0;
+		struct timespec ts = {.tv_sec = (time_t)(left / 1000000000ULL), .tv_nsec = (long)(left % 1000000000ULL)};
 
-		if (ppoll(&p, 1, &ts, NULL) > 0) {
+		if (ppoll(p, 2, &ts, NULL) <= 0)
+			return true;
+		if (p[0].revents) {
 			char c[16];
 			ssize_t n = read(w->wake[0], c, sizeof(c));
 			for (ssize_t i = 0; i < n; i++) {
 				if (c[i] == 'q')
-					return NULL;
+					return false;
 				if (c[i] == 'e' && !w->ended) {
 					say("the sandbox is ended by isd resume --end");
 					end_sandbox(w);
@@ -569,7 +593,60 @@ static void *watch_loop(void *arg)
 				if (c[i] == 'r' && w->frozen)
 					user_resume(w);
 			}
+			return true;
 		}
+		/* Events below what it was armed for (where the count runs in
+		 * isd, each wakes it) wait on. */
+		if (p[1].revents && isd_storage_counter_woken(w->counter))
+			return true;
+	}
+}
+
+/* What inotify is to wake the watcher for: a quarter of the room left. */
+static void arm(struct isd_storage_watch *w)
+{
+	uint64_t b = UINT64_MAX, i = UINT64_MAX;
+
+	if (w->size_bound)
+		b = room(w->used, w->size_bound) / 4 ? room(w->used, w->size_bound) / 4 : 1;
+	if (w->inode_bound)
+		i = room(w->inodes, w->inode_bound) / 4 ? room(w->inodes, w->inode_bound) / 4 : 1;
+	isd_storage_counter_arm(w->counter, b, i);
+}
+
+/* inotify out of watches weakens the bound: said once. */
+static void note_limited(struct isd_storage_watch *w)
+{
+	const struct isd_storage_activity *a = isd_storage_counter_activity(w->counter);
+
+	if (w->said_limited || !a || !(atomic_load(&a->flags) & ISD_ACTIVITY_LIMITED) || (!w->size_bound && !w->inode_bound))
+		return;
+	w->said_limited = true;
+	say("note: inotify cannot watch all of the session's directories (fs.inotify.max_user_watches, max_user_instances): "
+	    "its bounds are checked by free space and periodic counts, which other programs freeing space on the same file system delay");
+}
+
+static void *watch_loop(void *arg)
+{
+	struct isd_storage_watch *w = arg;
+	uint64_t tick;
+
+	/* Until the first look says otherwise: a payload can fill a small
+	 * bound (or the room above a floor) within the first slow tick. */
+	(void)count_due(w, now_ns(), &tick);
+	tick = tick < TICK_NEAR_MS * MS ? tick : TICK_NEAR_MS * MS;
+	for (;;) {
+		uint64_t size_tick = TICK_MS * MS;
+		bool near_floor = false;
+		size_t which = 0;
+		enum reason why;
+		uint64_t now;
+
+		note_limited(w);
+		if (!w->frozen)
+			arm(w);
+		if (!wait_tick(w, w->frozen ? FROZEN_TICK_MS * MS : tick))
+			return NULL;
 		if (w->ended)
 			continue;
 		for (size_t i = 0; i < w->n_fs; i++)

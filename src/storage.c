@@ -11,6 +11,7 @@
 #include "isd/owner-view.h"
 #include "isd/spec.h"
 #include "isd/util.h"
+#include "storage-notify.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -190,6 +191,7 @@ struct walk {
 	struct isd_inode_map seen; /* hard links count once */
 	char *unaccounted; /* the first directory that could not be counted */
 	const struct isd_storage_limits *lim; /* NULL: none */
+	struct isd_storage_notify *notify;    /* watches each directory read, or NULL */
 	struct probe probe[PROBE_MAX];
 	size_t n_probe;
 	unsigned entries;
@@ -237,7 +239,7 @@ static void probes_start(struct walk *w, char *const *paths)
 static void check_limits(struct walk *w)
 {
 	const struct isd_storage_limits *l = w->lim;
-	uint64_t db = 0, di = 0;
+	uint64_t db, di, fs_db = 0, fs_di = 0;
 
 	if ((l->bytes && w->bytes > l->bytes) || (l->inodes && w->inodes > l->inodes)) {
 		w->interrupted = true;
@@ -245,15 +247,20 @@ static void check_limits(struct walk *w)
 	}
 	if (++w->entries % PROBE_EVERY || (l->drop_bytes == UINT64_MAX && l->drop_inodes == UINT64_MAX))
 		return;
+	/* What inotify saw made since the count began, where that is more
+	 * than the free space says. */
+	isd_storage_notify_growth(w->notify, &db, &di);
 	for (size_t i = 0; i < w->n_probe; i++) {
 		uint64_t avail, iavail;
 		if (!probe_take(w->probe[i].path, &avail, &iavail))
 			continue;
 		if (w->probe[i].avail > avail)
-			db += w->probe[i].avail - avail;
+			fs_db += w->probe[i].avail - avail;
 		if (iavail != UINT64_MAX && w->probe[i].iavail > iavail)
-			di += w->probe[i].iavail - iavail;
+			fs_di += w->probe[i].iavail - iavail;
 	}
+	db = fs_db > db ? fs_db : db;
+	di = fs_di > di ? fs_di : di;
 	w->interrupted = db >= l->drop_bytes || di >= l->drop_inodes;
 }
 
@@ -371,7 +378,10 @@ static void walk_dir(struct walk *w, int dfd, const char *path, unsigned depth)
 			continue;
 		}
 		{
-			_cleanup_free_ char *subpath = depth < 8 ? isd_xasprintf("%s/%s", path, e->d_name) : isd_xstrdup(path);
+			/* The watches need the whole path, a message only its start. */
+			_cleanup_free_ char *subpath = depth < 8 || w->notify ? isd_xasprintf("%s/%s", path, e->d_name)
+									     : isd_xstrdup(path);
+			isd_storage_notify_watch_dir(w->notify, sub, subpath);
 			walk_dir(w, sub, subpath, depth + 1);
 		}
 		forced_done(&forced);
@@ -392,14 +402,15 @@ static int account(struct walk *w, const char *path)
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	isd_storage_notify_watch_dir(w->notify, fd, path);
 	walk_dir(w, fd, path, 0);
 	return 0;
 }
 
-int isd_storage_account_limited(char *const *paths, const struct timespec *since, const struct isd_storage_limits *lim,
-				struct isd_storage_usage *u)
+int isd_storage_account_notify(char *const *paths, const struct timespec *since, const struct isd_storage_limits *lim,
+			       struct isd_storage_notify *n, struct isd_storage_usage *u)
 {
-	struct walk w = {.lim = lim};
+	struct walk w = {.lim = lim, .notify = n};
 
 	if (since)
 		w.since = *since;
@@ -417,6 +428,12 @@ int isd_storage_account_limited(char *const *paths, const struct timespec *since
 	u->interrupted = w.interrupted;
 	u->cpu_ns = 0;
 	return 0;
+}
+
+int isd_storage_account_limited(char *const *paths, const struct timespec *since, const struct isd_storage_limits *lim,
+				struct isd_storage_usage *u)
+{
+	return isd_storage_account_notify(paths, since, lim, NULL, u);
 }
 
 int isd_storage_account_all(char *const *paths, const struct timespec *since, struct isd_storage_usage *u)
