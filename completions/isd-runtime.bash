@@ -5,7 +5,7 @@
 
 _isd_runtime() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	local cmds='create start run state kill delete list ps exec features spec'
+	local cmds='create start run state kill delete list ps exec pause resume update features spec'
 	local global='--root --log --log-format --systemd-cgroup --debug --version --help'
 	local i cmd= root=()
 	for ((i = 1; i < COMP_CWORD; i++)); do
@@ -18,7 +18,7 @@ _isd_runtime() {
 	done
 	case $prev in
 	--root|--bundle|-b) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-	--log|--pid-file|--console-socket|--process|-p) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--log|--pid-file|--console-socket|--process|-p|--resources|-r) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--log-format) COMPREPLY=($(compgen -W 'text json' -- "$cur")); return ;;
 	--format|-f) COMPREPLY=($(compgen -W 'table json' -- "$cur")); return ;;
 	esac
@@ -35,6 +35,7 @@ _isd_runtime() {
 	list) opts='--format --quiet' ;;
 	ps) opts='--format' ;;
 	exec) opts='--process --tty --console-socket --detach --pid-file --cwd --env --user' ;;
+	update) opts='--resources --memory --memory-swap --memory-reservation --cpu-quota --cpu-period --cpu-share --cpuset-cpus --pids-limit --blkio-weight' ;;
 	spec) opts='--rootless --bundle' ;;
 	esac
 	if [[ $cur == -* ]]; then

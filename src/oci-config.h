@@ -72,6 +72,8 @@ int oci_parse_hooks(struct oci_ctx *c, struct json_object *o);
 int oci_parse_annotations(struct oci_ctx *c, struct json_object *o);
 
 /* oci-resources.c */
+/* The JSON text of buf (UTF-8, strict), or the one error line naming c->cfg. */
+int oci_parse_json(const struct oci_ctx *c, const char *buf, size_t len, struct json_object **out);
 int oci_parse_resources(struct oci_ctx *c, struct json_object *o);
 int oci_parse_cgroups_path(struct oci_ctx *c, struct json_object *o);
 

@@ -293,7 +293,7 @@ void isd_oci_extra_free(struct isd_oci_extra *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static int parse_json(const struct oci_ctx *c, const char *buf, size_t len, struct json_object **out)
+int oci_parse_json(const struct oci_ctx *c, const char *buf, size_t len, struct json_object **out)
 {
 	struct json_tokener *tok;
 	struct json_object *root;
@@ -409,7 +409,7 @@ int isd_oci_config_parse(const char *json, size_t len, const char *bundle_dir, c
 	if (container_id)
 		extra->container_id = isd_xstrdup(container_id);
 
-	if ((r = parse_json(&c, json, len, &root)) >= 0)
+	if ((r = oci_parse_json(&c, json, len, &root)) >= 0)
 		r = parse_top(&c, root);
 	if (r >= 0 && extra->notes_left_out)
 		isd_strv_push(&extra->notes, isd_xasprintf("%s: %zu more notes left out", c.cfg, extra->notes_left_out));

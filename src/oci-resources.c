@@ -394,3 +394,90 @@ int oci_parse_cgroups_path(struct oci_ctx *c, struct json_object *o)
 	}
 	return 0;
 }
+
+/* ---- isd-runtime update ---- */
+
+/* A value of -1 asks to lift a limit: "max" in cgroup v2 (runc's update). */
+static int unlimited_bits(struct oci_ctx *c, struct json_object *root, unsigned *bits)
+{
+	static const struct {
+		const char *object, *key, *path;
+		unsigned bit;
+	} lifts[] = {
+		{"memory", "limit", "linux.resources.memory.limit", ISD_LIMIT_MEMORY},
+		{"memory", "swap", "linux.resources.memory.swap", ISD_LIMIT_MEMORY_SWAP},
+		{"cpu", "quota", "linux.resources.cpu.quota", ISD_LIMIT_CPUS},
+		{"pids", "limit", "linux.resources.pids.limit", ISD_LIMIT_PIDS_LIMIT},
+	};
+	int r;
+
+	*bits = 0;
+	for (size_t i = 0; i < ARRAY_LEN(lifts); i++) {
+		struct json_object *o = oci_field(root, lifts[i].object), *v;
+		int64_t x;
+
+		if (!o || !json_object_is_type(o, json_type_object) || !(v = oci_field(o, lifts[i].key)))
+			continue;
+		if ((r = oci_i64(c, lifts[i].path, v, INT64_MIN, INT64_MAX, &x)) < 0)
+			return r;
+		/* pids: any negative number is "max", as runc reads it */
+		if (x == -1 || (x < 0 && lifts[i].bit == ISD_LIMIT_PIDS_LIMIT)) {
+			*bits |= lifts[i].bit;
+			json_object_object_del(o, lifts[i].key);
+		}
+	}
+	return 0;
+}
+
+/* isd has no device cgroup (a container's devices are the nodes it was
+ * given): an update cannot take a device away, so a rule that would is
+ * refused; allow rules and the leading deny-all that engines repeat from
+ * the container's spec change nothing and pass. */
+static int check_update_device_rules(struct oci_ctx *c)
+{
+	for (size_t i = 0; i < c->extra->n_device_rules; i++) {
+		const struct isd_oci_device_rule *d = &c->extra->device_rules[i];
+		char p[64];
+
+		if (d->allow || (i == 0 && d->type == 'a' && d->major < 0 && d->minor < 0 && !strcmp(d->access, "rwm")))
+			continue;
+		oci_path(p, sizeof(p), "linux.resources.devices[%zu]", i);
+		return oci_err(c, p, "not supported by update: isd has no device cgroup, and the container's device "
+				     "nodes are fixed at create");
+	}
+	return 0;
+}
+
+int isd_oci_update_parse(const char *json, size_t len, const char *label, struct isd_limits *out,
+			 unsigned *unlimited)
+{
+	struct isd_spec spec;
+	struct isd_oci_extra extra;
+	struct oci_ctx c = {.cfg = label, .spec = &spec, .extra = &extra};
+	struct json_object *root = NULL;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	*unlimited = 0;
+	isd_spec_init(&spec);
+	isd_oci_extra_init(&extra);
+	/* only what the update names changes */
+	spec.limits.cpu_period_us = 0;
+	r = oci_parse_json(&c, json, len, &root);
+	if (r >= 0)
+		r = oci_want(&c, "linux.resources", root, json_type_object);
+	if (r >= 0)
+		r = unlimited_bits(&c, root, unlimited);
+	if (r >= 0)
+		r = oci_parse_resources(&c, root);
+	if (r >= 0)
+		r = check_update_device_rules(&c);
+	if (r >= 0) {
+		*out = spec.limits;
+		spec.limits.cpuset_cpus = NULL;
+	}
+	json_object_put(root);
+	isd_spec_free(&spec);
+	isd_oci_extra_free(&extra);
+	return r;
+}

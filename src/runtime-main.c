@@ -43,6 +43,7 @@ static void usage(FILE *out)
 	      "  ps [--format table|json] ID   the container's processes\n"
 	      "  exec [OPTIONS] ID [CMD...]    run one more process in a running container\n"
 	      "  pause ID, resume ID           freeze and thaw the container's cgroup\n"
+	      "  update [--resources FILE|-] ID   change the limits of the container's cgroup\n"
 	      "  features                      what this runtime supports (JSON)\n"
 	      "  spec [--rootless] [--bundle DIR]  write a default config.json\n"
 	      "\n"
@@ -204,7 +205,7 @@ static const struct {
 	{"create", rt_cmd_create}, {"start", rt_cmd_start}, {"run", rt_cmd_run},       {"state", rt_cmd_state},
 	{"kill", rt_cmd_kill},     {"delete", rt_cmd_delete}, {"list", rt_cmd_list},   {"ps", rt_cmd_ps},
 	{"features", rt_cmd_features}, {"spec", rt_cmd_spec}, {"exec", rt_cmd_exec},
-	{"pause", rt_cmd_pause}, {"resume", rt_cmd_resume},
+	{"pause", rt_cmd_pause}, {"resume", rt_cmd_resume}, {"update", rt_cmd_update},
 };
 
 enum { G_ROOT = 1, G_LOG, G_LOG_FORMAT, G_SYSTEMD_CGROUP, G_DEBUG, G_VERSION, G_ROOTLESS, G_CRIU };

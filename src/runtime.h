@@ -3,7 +3,8 @@
  * isd-runtime, the OCI runtime front end (runc's command line): what its
  * files share.  The state of each container is a directory below --root
  * (runtime-state.c); the commands are runtime-cmd.c (create, start, run,
- * kill, delete, state, list, ps) and runtime-info.c (features, spec).
+ * kill, delete, state, list, ps), runtime-ctl.c (pause, resume, ps),
+ * runtime-update.c (update) and runtime-info.c (features, spec).
  */
 #ifndef ISD_RUNTIME_H
 #define ISD_RUNTIME_H
@@ -123,6 +124,7 @@ int rt_cmd_list(int argc, char **argv);
 int rt_cmd_ps(int argc, char **argv);
 int rt_cmd_pause(int argc, char **argv);
 int rt_cmd_resume(int argc, char **argv);
+int rt_cmd_update(int argc, char **argv);
 int rt_cmd_features(int argc, char **argv);
 int rt_cmd_spec(int argc, char **argv);
 

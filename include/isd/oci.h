@@ -239,6 +239,14 @@ int isd_oci_config_parse(const char *json, size_t len, const char *bundle_dir,
 			 const char *container_id, unsigned flags, struct isd_spec *spec,
 			 struct isd_oci_extra *extra);
 
+/* isd-runtime update --resources: a LinuxResources object (runc's), by the
+ * rules of linux.resources, onto *out with only what it names set (LABEL
+ * names it in messages).  A -1 that lifts a limit (memory.limit and .swap,
+ * cpu.quota; any negative pids.limit) is an ISD_LIMIT_* bit of *unlimited.
+ * Device rules that would take a device away are refused. */
+int isd_oci_update_parse(const char *json, size_t len, const char *label, struct isd_limits *out,
+			 unsigned *unlimited);
+
 /* What a maker carries out of extra, for isd_oci_refuse_unapplied(). */
 enum isd_oci_applies {
 	ISD_OCI_APPLIES_MOUNTS = 1u << 0,        /* mounts (their flags, data, propagation) */

@@ -767,3 +767,88 @@ c['process']['args'] = ['readlink', '/proc/self/ns/cgroup']"
 c['linux']['namespaces'].append({'type': 'cgroup', 'path': '/proc/$holder/ns/cgroup'})"
 	expect_create_fails "$T/b2" g2 "a cgroup namespace without its user namespace" "needs its user namespace joined too"
 }
+
+# update: new limits for a running container's cgroup, by runc's options
+# and by a LinuxResources object on stdin (podman update, containerd's
+# shim); a controller create did not enable is enabled for it; -1 lifts a
+# limit; cpu.max keeps the half the update leaves out; a refused value
+# changes nothing.  Runs where cgroup v2 has the pids and memory
+# controllers (tests/uml/run.sh).
+test_update_limits() {
+	at_teardown cleanup_containers
+	mnt=$(cg2_mount)
+	ctl=" $(cat "$mnt/cgroup.controllers" 2>/dev/null) "
+	case $ctl in *" pids "*) ;; *) ctl= ;; esac
+	case $ctl in *" memory "*) ;; *) skip "no pids and memory controllers in cgroup v2 here (tests/uml/run.sh has them)" ;; esac
+	make_bundle "$T/b" "c['linux']['resources'] = {'pids': {'limit': 100}}
+c['process']['args'] = ['sleep', '600']"
+	rt run -d --bundle "$T/b" u1
+	[ "$rc" -eq 0 ] || skip "no delegated cgroup for limits here: $err"
+	pid=$(cat "$T/state/u1/state.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])')
+	dir=$mnt$(sed -n 's/^0:://p' /proc/"$pid"/cgroup)
+	expect_eq "$(cat "$dir/pids.max")" 100 "pids.max at create"
+	rt update --pids-limit 50 u1
+	expect_rc 0 "update --pids-limit 50 (stderr: $err)"
+	expect_eq "$(cat "$dir/pids.max")" 50 "pids.max after update --pids-limit"
+	printf '{"memory":{"limit":67108864,"swap":134217728},"pids":{"limit":-1}}' |
+		"$ISD_RUNTIME" --root "$T/state" update --resources - u1 >"$T/out" 2>"$T/err"
+	expect_eq "$?" 0 "update --resources - (stderr: $(cat "$T/err"))"
+	expect_eq "$(cat "$dir/memory.max") $(cat "$dir/memory.swap.max")" "67108864 67108864" \
+		"memory.max and memory.swap.max (memory plus swap) from the resources"
+	expect_eq "$(cat "$dir/pids.max")" max "pids.limit -1 lifts the limit"
+	if [ -e "$dir/cpu.max" ] || case $ctl in *" cpu "*) true ;; *) false ;; esac; then
+		rt update --cpu-quota 50000 --cpu-period 100000 u1
+		expect_rc 0 "update --cpu-quota --cpu-period (stderr: $err)"
+		expect_eq "$(cat "$dir/cpu.max")" "50000 100000" "cpu.max"
+		rt update --cpu-period 200000 u1
+		expect_eq "$(cat "$dir/cpu.max")" "50000 200000" "cpu.max keeps the quota an update leaves out"
+		rt update --cpu-quota -1 u1
+		expect_eq "$(cat "$dir/cpu.max")" "max 200000" "cpu.max after --cpu-quota -1"
+	fi
+	rt update --memory 1k u1
+	expect_rc 1 "update --memory 1k"
+	expect_contains "$err" "below the minimum of 6 MiB" "the refusal"
+	expect_eq "$(cat "$dir/memory.max")" 67108864 "a refused update changes nothing"
+	[ -d "/proc/$pid" ] && ! pid_gone "$pid" || fail "the container did not survive its updates"
+}
+
+# update's refusals, each one line: no cgroup of its own, a malformed
+# object (named by its JSON path), a rule taking a device away (isd has no
+# device cgroup), nothing to change, an unknown container.
+test_update_refusals() {
+	at_teardown cleanup_containers
+	make_bundle "$T/b" "c['process']['args'] = ['sleep', '600']"
+	rt run -d --bundle "$T/b" r1
+	expect_rc 0 "run -d without limits (stderr: $err)"
+	expect_one_line() {
+		lines=$(printf '%s\n' "$err" | grep -v -e '^==[0-9]*==WARNING: ASan is ignoring requested __asan_handle_no_return' \
+			-e '^False positive error reports may follow' -e '^For details see https://github.com/google/sanitizers/issues/189' | wc -l)
+		[ "$lines" -eq 1 ] || fail "$1: more than one line: $err"
+	}
+	if [ "$(python3 -c 'import json,sys; print(bool(json.load(open(sys.argv[1])).get("isd.cgroup")))' "$T/state/r1/state.json")" != True ]; then
+		rt update --pids-limit 10 r1
+		expect_rc 1 "update of a container without a cgroup"
+		expect_contains "$err" "has no cgroup of its own" "the reason"
+		expect_one_line "no cgroup"
+	fi
+	printf '{"pids":{"limit":"ten"}}' | "$ISD_RUNTIME" --root "$T/state" update --resources - r1 >"$T/out" 2>"$T/err"
+	rc=$? err=$(cat "$T/err")
+	expect_rc 1 "a malformed resources object"
+	expect_contains "$err" "linux.resources.pids.limit" "the JSON path"
+	expect_one_line "malformed"
+	printf '{"devices":[{"allow":false,"type":"a","access":"rwm"},{"allow":false,"type":"c","major":1,"minor":3,"access":"rw"}]}' |
+		"$ISD_RUNTIME" --root "$T/state" update --resources - r1 >"$T/out" 2>"$T/err"
+	rc=$? err=$(cat "$T/err")
+	expect_rc 1 "a device rule that takes /dev/null away"
+	expect_contains "$err" "linux.resources.devices[1]" "the rule"
+	rt update r1
+	expect_rc 1 "update with nothing to change"
+	expect_contains "$err" "nothing to change" "the reason"
+	rt update --pids-limit 10 nosuch
+	expect_rc 1 "update of an unknown container"
+	expect_contains "$err" "does not exist" "the reason"
+	rt update --cpu-share lots r1
+	expect_rc 1 "update --cpu-share lots"
+	expect_contains "$err" "--cpu-share lots" "the option and its value"
+	expect_one_line "bad option value"
+}
