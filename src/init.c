@@ -307,10 +307,8 @@ static int hand_over_preserved(const struct isd_mount_extras *x)
 	return 0;
 }
 
-/* The seccomp filter last, right before execve; but without no_new_privs
- * loading it needs CAP_SYS_ADMIN, so then (as runc and crun do) it comes
- * before isd-runtime's config sets are taken. */
-static int apply_privileges(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp)
+/* (init.h) */
+int isd_init_apply_privileges(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp)
 {
 	bool seccomp_first = spec->config_caps && !spec->no_new_privs;
 	int r;
@@ -337,7 +335,7 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	if (pty_slave >= 0 && isd_pty_attach(pty_slave) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 	/* Capabilities, securebits and no_new_privs come from init, which set
-	 * them before starting us (isd-runtime's config sets: apply_privileges
+	 * them before starting us (isd-runtime's config sets: isd_init_apply_privileges
 	 * below).  A non-zero uid loses every capability here, as in Docker. */
 	if (spec->n_uid_ranges && isd_userns_become(spec->uid, spec->gid) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
@@ -365,7 +363,7 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	if (r == 0)
 		r = hand_over_preserved(&a->extras);
 	if (r == 0)
-		r = apply_privileges(spec, a->seccomp);
+		r = isd_init_apply_privileges(spec, a->seccomp);
 	if (r < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 

@@ -61,12 +61,19 @@ struct isd_init_args {
  * SETUP_FD. */
 _Noreturn void isd_init_main(const struct isd_init_args *a);
 
-/* In the payload: execve argv[0] searched on the payload's PATH (not the
- * caller's); returns -ENOENT (127) or another -errno (126), recorded.  The
- * landlock tier's payload uses it too. */
 /* spec's rlimits (isd-runtime's process.rlimits) on the calling process,
  * for the payload and each process exec'd into the sandbox. */
 int isd_init_apply_rlimits(const struct isd_spec *spec);
+/* The payload's privileges, last before its execve: isd-runtime's config
+ * sets (spec->config_caps) or none, and the seccomp filter last; but
+ * without no_new_privs loading it needs CAP_SYS_ADMIN, so then (as runc
+ * and crun do) the filter comes before the sets are taken.  Also for
+ * isd-runtime exec's processes. */
+struct isd_seccomp_program;
+int isd_init_apply_privileges(const struct isd_spec *spec, const struct isd_seccomp_program *seccomp);
+/* In the payload: execve argv[0] searched on the payload's PATH (not the
+ * caller's); returns -ENOENT (127) or another -errno (126), recorded.  The
+ * landlock tier's payload uses it too. */
 int isd_init_exec_command(char *const argv[], char *const envp[], const char *path_env, bool not_on_caller_path);
 
 /* The signals isd forwards from the caller to the payload. */

@@ -76,10 +76,7 @@ static int parse_caps(struct oci_ctx *c, struct json_object *o)
 			oci_path(p, sizeof(p), "process.capabilities.%s[%zu]", sets[s], i);
 			if ((r = oci_string(c, p, json_object_array_get_idx(list, i), &name)) < 0)
 				return r;
-			while (cap <= ISD_OCI_CAP_LAST && strcasecmp(name, cap_names[cap]) &&
-			       !(strncasecmp(name, "CAP_", 4) && !strcasecmp(name, cap_names[cap] + 4)))
-				cap++;
-			if (cap > ISD_OCI_CAP_LAST)
+			if (isd_oci_cap_from_name(name, &cap) < 0)
 				return oci_err(c, p, "\"%.64s\" is not a capability isd knows", name);
 			/* as runc: a config written for a newer kernel still runs */
 			if (cap > last) {
@@ -111,6 +108,50 @@ static int parse_caps(struct oci_ctx *c, struct json_object *o)
 		}
 	}
 	return 0;
+}
+
+/* isd-runtime exec --process FILE: the process object's capability sets
+ * and noNewPrivileges, by the rules of config.json's process (absent: none
+ * and false, as runc reads a process file). */
+int isd_oci_process_caps(const char *json, size_t len, const char *label, struct isd_cap_sets *out, bool *no_new_privs)
+{
+	struct isd_oci_extra extra;
+	struct oci_ctx c = {.cfg = label, .extra = &extra};
+	struct json_object *root = NULL, *v;
+	int r;
+
+	isd_oci_extra_init(&extra);
+	r = oci_parse_json(&c, json, len, &root);
+	if (r >= 0)
+		r = oci_want(&c, "process", root, json_type_object);
+	if (r >= 0 && (v = oci_field(root, "capabilities")))
+		r = parse_caps(&c, v);
+	if (r >= 0 && (v = oci_field(root, "noNewPrivileges")))
+		r = oci_bool(&c, "process.noNewPrivileges", v, &extra.no_new_privileges);
+	if (r >= 0) {
+		*out = (struct isd_cap_sets){
+			.bounding = extra.caps[ISD_OCI_CAP_BOUNDING],
+			.effective = extra.caps[ISD_OCI_CAP_EFFECTIVE],
+			.permitted = extra.caps[ISD_OCI_CAP_PERMITTED],
+			.inheritable = extra.caps[ISD_OCI_CAP_INHERITABLE],
+			.ambient = extra.caps[ISD_OCI_CAP_AMBIENT],
+		};
+		*no_new_privs = extra.no_new_privileges;
+	}
+	json_object_put(root);
+	isd_oci_extra_free(&extra);
+	return r;
+}
+
+/* A capability's bit from its name (CAP_SYS_ADMIN, sys_admin), or -EINVAL. */
+int isd_oci_cap_from_name(const char *name, unsigned *cap)
+{
+	for (unsigned i = 0; i <= ISD_OCI_CAP_LAST; i++)
+		if (!strcasecmp(name, cap_names[i]) || (strncasecmp(name, "CAP_", 4) && !strcasecmp(name, cap_names[i] + 4))) {
+			*cap = i;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 static const struct {

@@ -28,9 +28,11 @@
 struct exec_opts {
 	const char *id, *process, *console_socket, *pid_file, *cwd, *user;
 	char **env;  /* --env */
+	char **caps; /* --cap */
 	char **argv; /* after the id */
 	int tty;     /* -1: as --process or the config says */
 	bool detach;
+	bool no_new_privs; /* --no-new-privs */
 	uint32_t preserve_fds; /* --preserve-fds: 3 .. 3+N-1 go to the process */
 };
 
@@ -67,7 +69,9 @@ static void exec_usage(FILE *out)
 	      "      --console-socket S where the terminal's master goes\n"
 	      "  -d, --detach           return once it runs (else: exit with its status)\n"
 	      "      --pid-file FILE    its pid\n"
-	      "      --cwd DIR, -e NAME=VALUE, -u UID[:GID]\n",
+	      "      --cwd DIR, -e NAME=VALUE, -u UID[:GID]\n"
+	      "  -c, --cap CAP          one more capability (the container's sets, or the file's, else)\n"
+	      "      --no-new-privs     set no_new_privs\n",
 	      out);
 }
 
@@ -86,6 +90,8 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 		case E_CWD: o->cwd = a.value; break;
 		case E_ENV: isd_strv_push(&o->env, isd_xstrdup(a.value)); break;
 		case E_USER: o->user = a.value; break;
+		case E_CAP: isd_strv_push(&o->caps, isd_xstrdup(a.value)); break;
+		case E_NO_NEW_PRIVS: o->no_new_privs = true; break;
 		case E_PRESERVE_FDS:
 			if (isd_parse_uint32(a.value, &n) < 0 || n > RT_MAX_PRESERVED_FDS)
 				return rt_failf("exec: --preserve-fds %s: not a count of descriptors (0 to %d)", a.value,
@@ -109,7 +115,7 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				isd_strv_push(&o->argv, isd_xstrdup(a.value));
 			}
 			break;
-		default: /* --cap: isd grants none; --no-new-privs: always */
+		default: /* --ignore-paused, --cgroup */
 			break;
 		}
 	}
@@ -191,6 +197,13 @@ static int apply_process_file(const char *path, struct isd_spec *spec)
 	 * callers) leave a false terminal out, so absent is false, not the
 	 * container's (a container with -t, exec without) */
 	spec->tty = json_object_object_get_ex(o, "terminal", &v) && json_object_get_boolean(v);
+	/* its capabilities too, as runc takes them (none when absent); a
+	 * container under run.oci.isd.capabilities=none keeps isd's rule */
+	if (spec->config_caps &&
+	    (r = isd_oci_process_caps(text, strlen(text), path, &spec->caps, &spec->no_new_privs)) < 0) {
+		json_object_put(o);
+		return r;
+	}
 	if (json_object_object_get_ex(o, "user", &u)) {
 		if (json_object_object_get_ex(u, "uid", &v))
 			spec->uid = (uint32_t)json_object_get_int64(v);
@@ -255,6 +268,26 @@ static int apply_options(const struct exec_opts *o, struct isd_spec *spec)
 	}
 	if (o->tty >= 0)
 		spec->tty = o->tty;
+	/* runc's --cap: bounding, effective and permitted, ambient where the
+	 * process has inheritable ones to raise it with */
+	for (size_t i = 0; o->caps && o->caps[i]; i++) {
+		unsigned cap;
+		uint64_t bit;
+
+		if (isd_oci_cap_from_name(o->caps[i], &cap) < 0)
+			return RT_ERR(-EINVAL, "exec: --cap %s: not a capability isd knows", o->caps[i]);
+		if (!spec->config_caps)
+			return RT_ERR(-EPERM, "exec: --cap %s: the container runs under run.oci.isd.capabilities=none, "
+					      "which grants no capability to any of its processes", o->caps[i]);
+		bit = UINT64_C(1) << cap;
+		spec->caps.bounding |= bit;
+		spec->caps.effective |= bit;
+		spec->caps.permitted |= bit;
+		if (spec->caps.inheritable)
+			spec->caps.ambient |= bit & spec->caps.inheritable;
+	}
+	if (o->no_new_privs)
+		spec->no_new_privs = true;
 	return 0;
 }
 
@@ -305,10 +338,9 @@ int rt_cmd_exec(int argc, char **argv)
 	/* the container's config again, its process replaced */
 	if (r == 0)
 		r = rt_load_bundle(st.bundle, o.id, &spec, &extra);
-	/* An exec'd process is not granted the container's (or its own
-	 * process file's) capabilities: it gets none, with no_new_privs
-	 * (isd-runtime(8)); the container's init alone takes the config's. */
-	spec.config_caps = false;
+	/* An exec'd process takes the container's capabilities and
+	 * noNewPrivileges (its process file's, with --process), as with runc:
+	 * it joins the namespaces of a payload that holds them already. */
 	if (r == 0 && o.process)
 		r = apply_process_file(o.process, &spec);
 	if (r == 0)
@@ -377,6 +409,7 @@ out:
 	isd_oci_extra_free(&extra);
 done:
 	isd_strv_free(o.env);
+	isd_strv_free(o.caps);
 	isd_strv_free(o.argv);
 	return r;
 }

@@ -106,17 +106,18 @@ static _Noreturn void process_main(const struct isd_spec *spec, const struct isd
 	}
 	close(fd);
 	/* setns gave every capability of the sandbox's user namespace: kept
-	 * through the change of ids only to be dropped, all of them */
+	 * through the change of ids only to become isd-runtime's config sets
+	 * (as the payload's), or to be dropped, all of them */
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0) {
 		isd_error(-errno, "setting securebits");
 		fail_to(sock, ISD_EXIT_FAILURE);
 	}
 	if (isd_init_apply_rlimits(spec) < 0 || isd_userns_become(spec->uid, spec->gid) < 0 ||
-	    isd_caps_drop_all() < 0)
+	    (!spec->config_caps && isd_caps_drop_all() < 0))
 		fail_to(sock, ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 0);
 	if (isd_landlock_apply(landlock) < 0 || hand_over_preserved(e->preserved_fds, e->n_preserved_fds, &sock) < 0 ||
-	    isd_seccomp_install(seccomp) < 0)
+	    isd_init_apply_privileges(spec, seccomp) < 0)
 		fail_to(sock, ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 1);
 	r = isd_init_exec_command(spec->argv, spec->env, isd_spec_getenv(spec, "PATH"), false);

@@ -247,6 +247,14 @@ int isd_oci_config_parse(const char *json, size_t len, const char *bundle_dir,
 int isd_oci_update_parse(const char *json, size_t len, const char *label, struct isd_limits *out,
 			 unsigned *unlimited);
 
+/* isd-runtime exec --process FILE: the process object's capability sets
+ * and noNewPrivileges, by the rules of config.json's process (absent: no
+ * capability, false).  LABEL names the file in messages. */
+int isd_oci_process_caps(const char *json, size_t len, const char *label, struct isd_cap_sets *out,
+			 bool *no_new_privs);
+/* A capability's number from its name (CAP_SYS_ADMIN or sys_admin), or -EINVAL. */
+int isd_oci_cap_from_name(const char *name, unsigned *cap);
+
 /* What a maker carries out of extra, for isd_oci_refuse_unapplied(). */
 enum isd_oci_applies {
 	ISD_OCI_APPLIES_MOUNTS = 1u << 0,        /* mounts (their flags, data, propagation) */

@@ -197,7 +197,7 @@ cell_exec() {
 	pm exec x1 sh -c 'cat /tmp/mark; grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status; exit 5'
 	expect_eq "$rc" 5 "exec: the exit status ($err)"
 	expect_contains "$out" mark "exec: the container's /tmp"
-	expect_eq "$(val CapEff)" 0000000000000000 "exec: CapEff"
+	expect_eq "$(val CapEff)" 00000000800405fb "exec: CapEff, podman's default set as the container's (its process file)"
 	expect_eq "$(val Seccomp)" 2 "exec: Seccomp"
 	pm exec -t x1 sh -c 'test -t 1 && echo exec-on-a-terminal'
 	expect_eq "$rc" 0 "exec -t ($err)"

@@ -319,14 +319,14 @@ test_features_spec() {
 
 test_exec() {
 	at_teardown cleanup_containers
-	make_bundle "$T/b" 'c["hostname"] = "exec-box"; c["process"]["args"] = ["sh", "-c", "echo mark > /tmp/mark; exec sleep 600"]'
+	make_bundle "$T/b" 'c["hostname"] = "exec-box"; c["process"]["args"] = ["sh", "-c", "grep -E \"^(CapEff|NoNewPrivs):\" /proc/self/status > /tmp/caps; echo mark > /tmp/mark; exec sleep 600"]'
 	rt run --bundle "$T/b" -d x1
 	expect_rc 0 "run -d"
 	wait_until 10 test -e "$T/b/rootfs/tmp/mark" || fail "the payload did not start"
 	rt exec x1 sh -c 'cat /tmp/mark; hostname; grep -E "^(CapEff|NoNewPrivs):" /proc/self/status; exit 5'
 	expect_rc 5 "exec: the process's exit status"
-	expect_eq "$out" "$(printf 'mark\nexec-box\nCapEff:\t0000000000000000\nNoNewPrivs:\t1')" \
-		"exec: the container's files and host name, no capabilities, no_new_privs"
+	expect_eq "$out" "$(printf 'mark\nexec-box\n%s' "$(cat "$T/b/rootfs/tmp/caps")")" \
+		"exec: the container's files and host name, the payload's capabilities and no_new_privs"
 	printf '{"args": ["sh", "-c", "echo $FOO; pwd"], "env": ["FOO=from-process", "PATH=/bin"], "cwd": "/tmp"}' >"$T/process.json"
 	rt exec --process "$T/process.json" x1
 	expect_rc 0 "exec --process"
@@ -344,6 +344,57 @@ test_exec() {
 	wait_until 10 pid_gone "$epid" || fail "delete --force left the exec'd process"
 	rt exec x1 true
 	expect_rc 1 "exec into a container that is gone"
+}
+
+# exec'd processes take the container's capability sets and
+# noNewPrivileges, as with runc (issue 17): the same five sets the payload
+# has; --cap adds one (to bounding, effective, permitted); --no-new-privs
+# sets it; a --process file's own sets replace the container's; under
+# run.oci.isd.capabilities=none an exec'd process has none and --cap is
+# refused.
+EXEC_CAP_SETS='c["process"]["capabilities"] = {"bounding": ["CAP_CHOWN", "CAP_KILL", "CAP_NET_BIND_SERVICE", "CAP_SETUID",
+ "CAP_SYS_ADMIN"], "effective": ["CAP_KILL", "CAP_CHOWN"], "permitted": ["CAP_KILL", "CAP_CHOWN", "CAP_SETUID"],
+ "inheritable": ["CAP_KILL", "CAP_NET_BIND_SERVICE"], "ambient": ["CAP_KILL"]}
+c["process"]["noNewPrivileges"] = False
+c["process"]["args"] = ["sh", "-c", "grep -E \"^(Cap|NoNewPrivs)\" /proc/self/status > /tmp/caps.tmp; mv /tmp/caps.tmp /tmp/caps; exec sleep 600"]'
+
+test_exec_capabilities() {
+	at_teardown cleanup_containers
+	nnp=$(awk '/^NoNewPrivs:/ {print $2}' /proc/self/status)
+	make_bundle "$T/b" "$EXEC_CAP_SETS"
+	rt run -d --bundle "$T/b" c1
+	expect_rc 0 "run -d (stderr: $err)"
+	wait_until 10 test -e "$T/b/rootfs/tmp/caps" || fail "the payload did not start"
+	payload=$(cat "$T/b/rootfs/tmp/caps")
+	expect_contains "$payload" "CapBnd:	00000000002004a1" "the payload's bounding set"
+	rt exec c1 sh -c 'grep -E "^(Cap|NoNewPrivs)" /proc/self/status'
+	expect_rc 0 "exec (stderr: $err)"
+	expect_eq "$out" "$payload" "an exec'd process has the payload's capability sets and no_new_privs"
+	rt exec --cap CAP_NET_RAW --no-new-privs c1 sh -c 'grep -E "^(CapBnd|NoNewPrivs)" /proc/self/status'
+	expect_rc 0 "exec --cap --no-new-privs (stderr: $err)"
+	expect_eq "$out" "$(printf 'CapBnd:\t00000000002024a1\nNoNewPrivs:\t1')" "--cap CAP_NET_RAW joins the bounding set; --no-new-privs"
+	printf '{"args": ["sh", "-c", "grep -E \\"^(CapBnd|CapEff|NoNewPrivs)\\" /proc/self/status"], "cwd": "/", "noNewPrivileges": true,
+ "capabilities": {"bounding": ["CAP_KILL"], "effective": ["CAP_KILL"], "permitted": ["CAP_KILL"]}}' >"$T/p.json"
+	rt exec --process "$T/p.json" c1
+	expect_rc 0 "exec --process with its own capabilities (stderr: $err)"
+	expect_eq "$out" "$(printf 'CapEff:\t0000000000000020\nCapBnd:\t0000000000000020\nNoNewPrivs:\t1')" "the process file's sets"
+	printf '{"args": ["true"], "cwd": "/", "capabilities": {"bounding": ["CAP_FLY"]}}' >"$T/bad.json"
+	rt exec --process "$T/bad.json" c1
+	expect_rc 1 "exec --process with an unknown capability"
+	expect_contains "$err" "process.capabilities.bounding[0]" "the JSON path of the unknown name"
+	rt exec --cap CAP_FLY c1 true
+	expect_rc 1 "exec --cap CAP_FLY"
+	make_bundle "$T/b2" "$EXEC_CAP_SETS"'
+c["annotations"] = {"run.oci.isd.capabilities": "none"}'
+	rt run -d --bundle "$T/b2" c2
+	expect_rc 0 "run -d under run.oci.isd.capabilities=none (stderr: $err)"
+	rt exec c2 sh -c 'grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status'
+	expect_eq "$out" "$(printf 'CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1')" \
+		"under run.oci.isd.capabilities=none: no capability, no_new_privs"
+	rt exec --cap CAP_KILL c2 true
+	expect_rc 1 "exec --cap under run.oci.isd.capabilities=none"
+	expect_contains "$err" "run.oci.isd.capabilities=none" "the reason"
+	: "$nnp"
 }
 
 test_exec_tty() {
