@@ -337,7 +337,7 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	/* Capabilities, securebits and no_new_privs come from init, which set
 	 * them before starting us (isd-runtime's config sets: isd_init_apply_privileges
 	 * below).  A non-zero uid loses every capability here, as in Docker. */
-	if (spec->n_uid_ranges && isd_userns_become(spec->uid, spec->gid) < 0)
+	if (spec->n_uid_ranges && isd_userns_become_in_groups(spec->uid, spec->gid, spec->groups, spec->n_groups) < 0)
 		report_and_exit(ISD_EXIT_FAILURE);
 
 	/* Magic links (/proc/self/fd/N, /proc/1/cwd) could lead back to a
@@ -459,19 +459,24 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 			r = isd_userns_become(0, 0);
 		if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			r = isd_error(-errno, "setting the parent-death signal");
-	} else if (spec->n_uid_ranges || spec->idmapped) {
+	} else if (spec->n_uid_ranges || spec->idmapped || spec->host_groups) {
 		/* isd build: the parent writes maps of several ranges
 		 * (newuidmap), then sends a byte.  Setup runs as root of the
 		 * namespace; the payload takes spec->uid before execve.  A
 		 * root caller's (src/rootful.c): the parent maps the payload's
 		 * ids to an unprivileged host id, which init takes at once
-		 * (keeping its capabilities in the namespace for the setup). */
+		 * (keeping its capabilities in the namespace for the setup);
+		 * likewise isd-runtime's additional groups, which only the
+		 * parent can map (host_groups, isd-runtime's rt_apply_groups). */
+		bool one_id = !spec->n_uid_ranges;
+
 		if (wait_for_parent_byte() < 0)
 			_exit(ISD_EXIT_FAILURE);
-		if (spec->idmapped && prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0)
+		if (one_id && prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP) < 0)
 			r = isd_error(-errno, "setting securebits");
 		else
-			r = spec->idmapped ? isd_userns_become(spec->uid, spec->gid) : isd_userns_become(0, 0);
+			r = one_id ? isd_userns_become_in_groups(spec->uid, spec->gid, spec->groups, spec->n_groups)
+				   : isd_userns_become(0, 0);
 		/* Changing ids cleared the parent-death signal. */
 		if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 			r = isd_error(-errno, "setting the parent-death signal");
@@ -564,7 +569,7 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 			isd_error(-errno, "setting securebits");
 			report_and_exit(ISD_EXIT_FAILURE);
 		}
-		if (isd_userns_become(spec->uid, spec->gid) < 0)
+		if (isd_userns_become_in_groups(spec->uid, spec->gid, spec->groups, spec->n_groups) < 0)
 			report_and_exit(ISD_EXIT_FAILURE);
 	}
 	/* isd-runtime's config sets are the payload's to take (from every

@@ -466,6 +466,24 @@ static int rebind(struct isd_mount_builder *b, const struct isd_mount *m)
 	return isd_mount_attach(src, target, m->destination);
 }
 
+/* isd-runtime's propagation of one mount (isd/spec.h), on the mount
+ * itself once attached, as crun sets it; MS_REC: its submounts too.  The
+ * sandbox's mount namespace took every mount as a slave (isd_mount_setup)
+ * and the binds are clones of those or, from a root caller, made slaves
+ * of the host's (src/rootful.c) unless shared was asked: making one
+ * shared gives it a peer group of the sandbox's own, which the host is
+ * not in. */
+static int set_propagation(int mfd, unsigned long prop, const char *what)
+{
+	struct mount_attr attr = {.propagation = prop & ~(unsigned long)MS_REC};
+
+	if (!attr.propagation)
+		return 0;
+	if (isd_mount_setattr(mfd, "", AT_EMPTY_PATH | (prop & MS_REC ? AT_RECURSIVE : 0), &attr) < 0)
+		return isd_error(-errno, "setting the propagation of %s", what);
+	return 0;
+}
+
 static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec *spec, struct sources *s)
 {
 	const struct isd_mount **order = isd_xcalloc(spec->n_mounts, sizeof(*order));
@@ -490,6 +508,8 @@ static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec 
 			}
 			r = attach_at(b, s->binds[i], m->destination, S_ISDIR(st.st_mode) ? ISD_NODE_DIR : ISD_NODE_FILE,
 				      m->destination);
+			if (r == 0)
+				r = set_propagation(s->binds[i], m->propagation, m->destination);
 		} else {
 			unsigned attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 					 (m->exec ? 0 : MOUNT_ATTR_NOEXEC);
@@ -501,6 +521,8 @@ static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec 
 				break;
 			}
 			r = attach_at(b, t, m->destination, ISD_NODE_DIR, m->destination);
+			if (r == 0)
+				r = set_propagation(t, m->propagation, m->destination);
 			for (size_t l = 0; r == 0 && m->links && m->links[l]; l++) {
 				_cleanup_free_ char *name = isd_xstrdup(m->links[l]);
 				char *tab = strchr(name, '\t');
@@ -765,6 +787,13 @@ int isd_mount_setup(const struct isd_spec *spec, const struct isd_mount_extras *
 	}
 	if (chdir("/") < 0) {
 		r = isd_error(-errno, "entering the sandbox root");
+		goto out;
+	}
+	/* linux.rootfsPropagation, as runc and crun set it after pivot_root:
+	 * the root is isd's own tmpfs (or a clone of the image's), so shared
+	 * makes a peer group of the sandbox's own. */
+	if (spec->rootfs_propagation && mount(NULL, "/", NULL, spec->rootfs_propagation, NULL) < 0) {
+		r = isd_error(-errno, "setting the propagation of the root (linux.rootfsPropagation)");
 		goto out;
 	}
 	r = 0;

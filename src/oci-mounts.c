@@ -114,6 +114,18 @@ static int tmpfs_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+static int append_data(char **data, const char *opt)
+{
+	if (*data) {
+		char *joined = isd_xasprintf("%s,%s", *data, opt);
+		free(*data);
+		*data = joined;
+	} else {
+		*data = isd_xstrdup(opt);
+	}
+	return 0;
+}
+
 static int data_option(struct oci_ctx *c, const char *path, struct isd_oci_mount *m, const char *const *allowed,
 		       const char *opt, char **data)
 {
@@ -123,6 +135,17 @@ static int data_option(struct oci_ctx *c, const char *path, struct isd_oci_mount
 
 	for (size_t i = 0; allowed[i] && !ok; i++)
 		ok = strlen(allowed[i]) == klen && !strncmp(allowed[i], opt, klen);
+	/* A bind's key=value options: runc and crun pass them as data, which
+	 * the kernel ignores for a bind (crun's open_tree does not even take
+	 * it), so they are read and left out the same way (mounts' mode= and
+	 * size= the suite gives every mount).  Not a bare word: every mount
+	 * flag is one, and a word isd does not know (a misspelt "nosiud", a
+	 * newer runtime's flag such as crun's "rnoatime") left out would be a
+	 * setting dropped where runc or crun apply it.  Nor idmap=, which
+	 * crun applies (an idmapped mount of its own map). */
+	if (!ok && m->type == ISD_OCI_MOUNT_BIND && eq && klen > 0 && !(klen == 5 && !strncmp(opt, "idmap", 5)) &&
+	    !(klen == 6 && !strncmp(opt, "ridmap", 6)) && !strchr(opt, ','))
+		return append_data(data, opt);
 	if (!ok)
 		return oci_err(c, path, "\"%.64s\" is not a mount option isd knows for this type", opt);
 	if (strchr(opt, ','))
@@ -139,14 +162,7 @@ static int data_option(struct oci_ctx *c, const char *path, struct isd_oci_mount
 			return oci_err(c, path, "\"%.64s\": not an octal mode up to 7777", opt);
 		m->has_mode = true;
 	}
-	if (*data) {
-		char *joined = isd_xasprintf("%s,%s", *data, opt);
-		free(*data);
-		*data = joined;
-	} else {
-		*data = isd_xstrdup(opt);
-	}
-	return 0;
+	return append_data(data, opt);
 }
 
 static int mount_option(struct oci_ctx *c, const char *path, struct isd_oci_mount *m, const char *const *data_ok,

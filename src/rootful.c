@@ -39,8 +39,9 @@
 #define MOUNT_ATTR_IDMAP 0x00100000
 #endif
 
-/* Start of root's first range in a subuid/subgid file, or -1. */
-static int64_t subid_start(const char *file)
+/* Start of root's first range in a subuid/subgid file (its size in
+ * *count), or -1. */
+static int64_t subid_range(const char *file, uint32_t *count_out)
 {
 	_cleanup_free_ char *text = NULL;
 	char *save = NULL;
@@ -61,6 +62,8 @@ static int64_t subid_start(const char *file)
 		if ((strcmp(line, "root") && strcmp(line, "0")) || isd_parse_uint32(c1, &start) < 0 ||
 		    isd_parse_uint32(c2, &count) < 0 || count == 0 || start == 0)
 			continue;
+		if (count_out)
+			*count_out = count;
 		return start;
 	}
 	return -1;
@@ -82,7 +85,7 @@ static bool uid0_is_host_root(void)
 
 static uint32_t pick(const char *subid_file, const char *map_file)
 {
-	int64_t start = subid_start(subid_file);
+	int64_t start = subid_range(subid_file, NULL);
 
 	if (start > 0 && isd_userns_ids_mapped(map_file, (uint32_t)start, 1))
 		return (uint32_t)start;
@@ -129,6 +132,39 @@ int isd_rootful_apply(struct isd_spec *spec, uint32_t caller_uid, uint32_t calle
 				    "the payload as; give root a range in /etc/subuid and /etc/subgid, or accept "
 				    "host root with --unsafe-host-root", spec->host_uid, spec->host_gid);
 	spec->idmapped = true;
+	return 0;
+}
+
+int isd_rootful_map_groups(struct isd_spec *spec)
+{
+	uint32_t count = 0, next = 1;
+	int64_t start;
+
+	if (!spec->idmapped || !spec->n_groups)
+		return 0;
+	/* a line of gid_map each, which the parent writes in one go */
+	if (spec->n_groups > 64)
+		return isd_error(-E2BIG, "process.user.additionalGids: as root, isd maps 64 groups at most");
+	start = subid_range("/etc/subgid", &count);
+	free(spec->host_groups);
+	spec->host_groups = isd_xcalloc(spec->n_groups, sizeof(*spec->host_groups));
+	for (size_t i = 0; i < spec->n_groups; i++) {
+		size_t j;
+
+		/* the primary group, or one listed twice, has its line already */
+		for (j = 0; j < i && spec->groups[j] != spec->groups[i]; j++)
+			;
+		if (spec->groups[i] == spec->gid || j < i) {
+			spec->host_groups[i] = spec->groups[i] == spec->gid ? spec->host_gid : spec->host_groups[j];
+			continue;
+		}
+		if (start != spec->host_gid || next >= count ||
+		    !isd_userns_ids_mapped("/proc/self/gid_map", spec->host_gid + next, 1))
+			return isd_error(-EINVAL, "process.user.additionalGids: as root, each group maps to an unused id "
+						  "of root's range in /etc/subgid, beyond the primary group's (%u), and %s",
+					 spec->host_gid, start != spec->host_gid ? "root has none" : "that range is too small");
+		spec->host_groups[i] = spec->host_gid + next++;
+	}
 	return 0;
 }
 
@@ -204,9 +240,16 @@ static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid,
 	return r < 0 ? r : fd;
 }
 
-static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs, bool *idmapped, const char *what)
+/* A clone made here, in the caller's mount namespace, is in the peer
+ * group of a shared source: mounts the payload made beneath it would
+ * appear on the host.  It becomes a slave, as everything the sandbox's
+ * own namespace holds (isd_mount_setup): the host's mount events come in,
+ * none go out; unless the config asks shared for that bind
+ * (host_peers), the OCI meaning of shared, as runc and crun keep it. */
+static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs, bool host_peers, bool *idmapped,
+			const char *what)
 {
-	struct mount_attr attr = {.attr_set = attrs};
+	struct mount_attr attr = {.attr_set = attrs}, slave = {.propagation = MS_SLAVE};
 	int fd = isd_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
 						   (path[0] ? 0 : AT_EMPTY_PATH));
 	int r;
@@ -215,6 +258,11 @@ static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs
 		r = isd_error(-errno, "cloning %s", what);
 		if (r == -EPERM)
 			explain_clone_refused(true);
+		return r;
+	}
+	if (!host_peers && isd_mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &slave) < 0) {
+		r = isd_error(-errno, "making the mount of %s a slave of the host's", what);
+		close(fd);
 		return r;
 	}
 	/* Above the setup descriptor and the standard ones, so that the
@@ -256,13 +304,15 @@ static int prepare_overlay(int userns, const struct isd_mount *m, const char *la
 {
 	bool idmapped;
 
-	*lower = clone_source(userns, AT_FDCWD, m->source, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &idmapped, m->source);
+	*lower = clone_source(userns, AT_FDCWD, m->source, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, &idmapped,
+			      m->source);
 	if (*lower >= 0 && !idmapped)
 		return isd_error(-EOPNOTSUPP, "%s: a copy-on-write layer as root needs an idmapped mount of it, which "
 					      "its file system refuses; bind it read-write instead (--workspace %s:rw)",
 				 m->source, m->source);
 	if (*lower >= 0)
-		*dir = clone_source(userns, AT_FDCWD, layer_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, &idmapped, layer_dir);
+		*dir = clone_source(userns, AT_FDCWD, layer_dir, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false, &idmapped,
+				     layer_dir);
 	if (*lower >= 0 && *dir >= 0 && !idmapped)
 		return isd_error(-EOPNOTSUPP, "%s: a copy-on-write layer as root needs an idmapped mount of %s, which "
 					      "its file system refuses; set XDG_STATE_HOME elsewhere",
@@ -316,7 +366,8 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 			/* src/workspace-fallback.c's copy, bound */
 			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD,
 							       m->agent_state ? extras->state_copy[i] : extras->workspace_copy,
-							       attrs | (m->agent_state ? MOUNT_ATTR_NOEXEC : 0), &idmapped, m->source);
+							       attrs | (m->agent_state ? MOUNT_ATTR_NOEXEC : 0), false, &idmapped,
+							       m->source);
 		} else if (m->type == ISD_MOUNT_OVERLAY) {
 			_cleanup_free_ char *dir = NULL;
 			if (m->agent_state && extras->state_upper && extras->state_upper[i])
@@ -330,9 +381,10 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 			if (!extras->state_file || !extras->state_file[i])
 				return isd_error(-EINVAL, "mounting the agent's state %s: no store", m->source);
 			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, extras->state_file[i],
-							       attrs | MOUNT_ATTR_NOEXEC, &idmapped, m->source);
+							       attrs | MOUNT_ATTR_NOEXEC, false, &idmapped, m->source);
 		} else if (m->type == ISD_MOUNT_BIND && !m->rebind) {
-			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, m->source, attrs, &idmapped, m->source);
+			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, m->source, attrs, m->propagation & MS_SHARED,
+							       &idmapped, m->source);
 		}
 	}
 	/* Read-only (but an OCI bundle's root that is not root.readonly),
@@ -343,7 +395,7 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 		r = extras->image_fd = clone_source(userns, AT_FDCWD, spec->rootfs,
 						    (spec->writable_root ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID |
 							    MOUNT_ATTR_NODEV,
-						    &idmapped, spec->rootfs);
+						    false, &idmapped, spec->rootfs);
 	return r < 0 ? r : 0;
 }
 

@@ -15,6 +15,11 @@ struct isd_mount_extras;
  * payload's host ids (root's subordinate range, else 65534) and sets
  * spec->idmapped, unless --unsafe-host-root (then a warning). */
 int isd_rootful_apply(struct isd_spec *spec, uint32_t caller_uid, uint32_t caller_gid);
+/* After isd_rootful_apply: the host ids spec->groups map to (spec->
+ * host_groups) when the payload's ids are root's unprivileged ones; each
+ * group beyond the primary one takes the next id of root's /etc/subgid
+ * range, or it fails, naming the group's trouble. */
+int isd_rootful_map_groups(struct isd_spec *spec);
 
 /* Host side, before the sandbox: every bind source, the image and the cow
  * workspace's layers cloned and idmapped into extras (session_dir: the cow

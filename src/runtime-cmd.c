@@ -174,6 +174,8 @@ int rt_load_bundle(const char *bundle, const char *id, struct isd_spec *spec, st
 	spec->host_gid = getgid();
 	if (extra->ns[ISD_OCI_NS_USER].mode != ISD_OCI_NS_JOIN)
 		r = isd_rootful_apply(spec, getuid(), getgid());
+	if (r == 0)
+		r = rt_apply_groups(spec, extra);
 	if (r < 0)
 		return r;
 	rt_default_home(spec);

@@ -13,6 +13,8 @@
 #include "isd/util.h"
 #include "mount-proc.h"
 #include "oci-config.h"
+#include "rootful.h"
+#include "userns.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -54,16 +56,6 @@ static bool is_standard(const struct isd_oci_mount *m)
 	return false;
 }
 
-/* A sandbox's mounts are private to its namespace: private and slave
- * (which only lets the host's mounts in) are met, shared is not. */
-static int check_propagation(const char *cfg, const char *dst, unsigned long prop)
-{
-	if (prop & MS_SHARED)
-		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): shared propagation is not supported by isd-runtime; "
-				    "its mounts are private to the container", cfg, dst);
-	return 0;
-}
-
 /* tmpfs options beyond size and mode (parsed into the mount already). */
 static int check_tmpfs_data(const char *cfg, const struct isd_oci_mount *m)
 {
@@ -87,9 +79,8 @@ static int add_bind(struct isd_spec *spec, const char *cfg, const struct isd_oci
 		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): bind options other than ro, nosuid, nodev, noexec and "
 				    "the atime ones (0x%lx) are not supported by isd-runtime",
 			      cfg, m->destination, m->flags & ~(unsigned long)(MET_FLAGS | MS_RDONLY | MS_NOEXEC));
-	if (m->data)
-		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): data \"%s\" on a bind is not supported by isd-runtime",
-			      cfg, m->destination, m->data);
+	/* m->data (options of the form key=value, src/oci-mounts.c) is left
+	 * out, as crun leaves it: the kernel ignores data on a bind. */
 	if (!m->source || !realpath(m->source, real) || stat(real, &st) < 0)
 		return isd_error(-errno, "%s: mounts (%s): bind source %s", cfg, m->destination,
 				 m->source ? m->source : "(none)");
@@ -104,6 +95,7 @@ static int add_bind(struct isd_spec *spec, const char *cfg, const struct isd_oci
 	im->destination = isd_xstrdup(m->destination);
 	im->readonly = m->flags & MS_RDONLY;
 	im->noexec = m->flags & MS_NOEXEC;
+	im->propagation = m->propagation;
 	im->origin = isd_xasprintf("%s mounts", cfg);
 	return 0;
 }
@@ -129,6 +121,7 @@ static int add_tmpfs(struct isd_spec *spec, const char *cfg, const struct isd_oc
 	im->size = m->size;
 	im->mode = m->mode;
 	im->has_mode = m->has_mode;
+	im->propagation = m->propagation;
 	im->origin = isd_xasprintf("%s mounts", cfg);
 	return 0;
 }
@@ -141,8 +134,9 @@ static int apply_mounts(struct isd_spec *spec, const struct isd_oci_extra *x)
 		const struct isd_oci_mount *m = &x->mounts[i];
 		int r;
 
-		if ((r = check_propagation(cfg, m->destination, m->propagation)) < 0)
-			return r;
+		/* isd makes these itself, private to the sandbox (their
+		 * propagation, shared ones too, is not taken: none of the
+		 * engines' configs ask one) */
 		if (is_standard(m))
 			continue;
 		if (isd_spec_find_mount(spec, m->destination) >= 0)
@@ -265,7 +259,7 @@ static void apply_oom_score_adj(const struct isd_oci_extra *x)
 }
 
 /* Left out at a cost in function only (isd-runtime(8) lists them). */
-static void warn_functional(const struct isd_oci_extra *x, const struct isd_spec *spec)
+static void warn_functional(const struct isd_oci_extra *x)
 {
 	const char *cfg = x->config_path;
 
@@ -273,11 +267,55 @@ static void warn_functional(const struct isd_oci_extra *x, const struct isd_spec
 		rt_warn("%s: domainname: left out (isd-runtime sets none)", cfg);
 	if (x->has_umask && x->umask != 022)
 		rt_warn("%s: process.user.umask %04o: left out (the payload starts with 0022)", cfg, x->umask);
+}
+
+/* process.user.additionalGids, set by setgroups in the container's user
+ * namespace as runc and crun set them (src/userns.c), once the ids are
+ * known: each must be mapped there, and setgroups allowed.  With a map
+ * of the config's (checked mapped by the config's reader) or a joined
+ * namespace's, they are; as root, isd maps each to an id of root's
+ * subordinate range (src/rootful.c); with isd's own map of the caller's
+ * one id (rootless, no linux.gidMappings) no other group exists there
+ * and setgroups is denied: refused, not left out.  Only the primary
+ * group asked needs no setgroups. */
+int rt_apply_groups(struct isd_spec *spec, const struct isd_oci_extra *x)
+{
+	bool own_map = x->ns[ISD_OCI_NS_USER].mode != ISD_OCI_NS_JOIN && !spec->n_gid_ranges && !spec->idmapped;
+	bool other = false;
+
 	for (size_t i = 0; i < x->n_additional_gids; i++)
-		if (x->additional_gids[i] != spec->gid) {
-			rt_warn("%s: process.user.additionalGids: left out (the payload has its primary group only)", cfg);
-			break;
+		other |= x->additional_gids[i] != spec->gid;
+	if (!other && own_map)
+		return 0;
+	/* uid 0 of a user namespace that is not the host's root (rootless
+	 * podman's, `unshare --map-users`): the parent maps each group onto
+	 * the same id of its own namespace, as crun running there sets it */
+	if (own_map && geteuid() == 0) {
+		if (x->n_additional_gids > 64) /* a line of gid_map each, written in one go */
+			return RT_ERR(-E2BIG, "%s: process.user.additionalGids: isd-runtime maps 64 groups at most",
+				      x->config_path);
+		spec->host_groups = isd_xcalloc(x->n_additional_gids, sizeof(*spec->host_groups));
+		for (size_t i = 0; i < x->n_additional_gids; i++) {
+			uint32_t g = x->additional_gids[i];
+			spec->host_groups[i] = g == spec->gid ? spec->host_gid : g;
+			if (g != spec->gid && (g == spec->host_gid || !isd_userns_ids_mapped("/proc/self/gid_map", g, 1)))
+				return RT_ERR(-EINVAL, "%s: process.user.additionalGids: group %u cannot be set: isd-runtime "
+						       "maps it onto gid %u of its own user namespace, which %s",
+					      x->config_path, g, g, g == spec->host_gid ? "is the primary group's already"
+											: "does not exist there");
 		}
+		own_map = false;
+	}
+	if (own_map)
+		return RT_ERR(-EINVAL, "%s: process.user.additionalGids: a group other than %u cannot be set: the "
+				       "container's user namespace maps gid %u only, the caller's own, where setgroups is "
+				       "denied (give linux.gidMappings a range of /etc/subgid, or run isd-runtime as root)",
+			      x->config_path, spec->gid, spec->gid);
+	free(spec->groups);
+	spec->groups = isd_xcalloc(x->n_additional_gids, sizeof(*spec->groups));
+	memcpy(spec->groups, x->additional_gids, x->n_additional_gids * sizeof(*spec->groups));
+	spec->n_groups = x->n_additional_gids;
+	return isd_rootful_map_groups(spec);
 }
 
 bool rt_wants_mqueue(const struct isd_oci_extra *x)
@@ -326,16 +364,15 @@ int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x)
 			   ISD_OCI_APPLIES_PROPAGATION;
 	int r;
 
-	/* rootfsPropagation: the root is private to the sandbox, which is
-	 * as strict as private or slave. */
-	if ((r = check_propagation(x->config_path, "linux.rootfsPropagation", x->rootfs_propagation)) < 0)
-		return r;
+	/* set once the root is in place (src/mount.c): isd's own root
+	 * mount, which shared only puts in a peer group of the sandbox's */
+	spec->rootfs_propagation = x->rootfs_propagation;
 	if ((r = check_lsm(x)) < 0 || (r = apply_mounts(spec, x)) < 0)
 		return r;
 	copy_paths(spec, x);
 	if ((r = copy_rlimits(spec, x)) < 0)
 		return r;
-	warn_functional(x, spec);
+	warn_functional(x);
 	copy_caps(spec, x);
 	apply_oom_score_adj(x);
 	return isd_oci_refuse_unapplied(x, applies);

@@ -145,6 +145,9 @@ struct isd_oci_extra;
 /* runtime-config.c: what of extra the sandbox carries out, into spec; the
  * rest warned about or refused (one line recorded, -errno). */
 int rt_apply_config(struct isd_spec *spec, const struct isd_oci_extra *x);
+/* process.user.additionalGids, once the payload's ids and maps are known
+ * (after isd_rootful_apply), or refused where they cannot be set. */
+int rt_apply_groups(struct isd_spec *spec, const struct isd_oci_extra *x);
 /* config.json mounts mqueue (or binds the host's) at /dev/mqueue, and the
  * container has an IPC namespace of its own to show there. */
 bool rt_wants_mqueue(const struct isd_oci_extra *x);

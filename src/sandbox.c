@@ -407,9 +407,21 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	if (isd_storage_watch_run(storage, pid, pid, cg.dirfd) < 0)
 		goto out;
 
-	if ((spec->n_uid_ranges || spec->idmapped) && !(args.shared_ns & CLONE_NEWUSER)) {
-		struct isd_id_range u = {spec->uid, spec->host_uid, 1}, g = {spec->gid, spec->host_gid, 1};
-		r = spec->idmapped ? isd_userns_write_child_maps(pid, &u, 1, &g, 1)
+	if ((spec->n_uid_ranges || spec->idmapped || spec->host_groups) && !(args.shared_ns & CLONE_NEWUSER)) {
+		struct isd_id_range u = {spec->uid, spec->host_uid, 1};
+		_cleanup_free_ struct isd_id_range *g = isd_xcalloc(spec->n_groups + 1, sizeof(*g));
+		size_t n_g = 1;
+
+		/* and the additional groups' (isd_rootful_map_groups), once each */
+		g[0] = (struct isd_id_range){spec->gid, spec->host_gid, 1};
+		for (size_t i = 0; spec->host_groups && i < spec->n_groups; i++) {
+			size_t j;
+			for (j = 0; j < n_g && g[j].inside != spec->groups[i]; j++)
+				;
+			if (j == n_g)
+				g[n_g++] = (struct isd_id_range){spec->groups[i], spec->host_groups[i], 1};
+		}
+		r = spec->idmapped || !spec->n_uid_ranges ? isd_userns_write_child_maps(pid, &u, 1, g, n_g)
 				   : isd_userns_write_child_maps(pid, spec->uid_ranges, spec->n_uid_ranges,
 								 spec->gid_ranges, spec->n_gid_ranges);
 		if (r < 0)

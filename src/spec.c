@@ -34,6 +34,8 @@ void isd_spec_free(struct isd_spec *spec)
 		isd_strv_free(spec->mounts[i].links);
 	}
 	free(spec->rlimits);
+	free(spec->groups);
+	free(spec->host_groups);
 	isd_strv_free(spec->readonly_paths);
 	isd_strv_free(spec->masked_paths);
 	isd_strv_free(spec->profiles);

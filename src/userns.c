@@ -118,7 +118,7 @@ void isd_userns_explain_failure(int err)
 
 static int write_map_directly(pid_t pid, const char *file, const struct isd_id_range *r, size_t n)
 {
-	char path[64], text[512];
+	char path[64], text[4096]; /* isd-runtime's additional groups: a line each */
 	size_t len = 0;
 	int rc;
 
@@ -201,10 +201,77 @@ int isd_userns_write_child_maps(pid_t pid, const struct isd_id_range *uid, size_
 	return r;
 }
 
+/* Whether the process's supplementary groups are exactly groups (in any
+ * order): set already, by init before it dropped the capability. */
+static bool groups_are(const uint32_t *groups, size_t n)
+{
+	gid_t have[256];
+	int k = getgroups(256, have);
+
+	if (k < 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		bool found = false;
+		for (int j = 0; j < k && !found; j++)
+			found = have[j] == groups[i];
+		if (!found)
+			return false;
+	}
+	for (int j = 0; j < k; j++) {
+		bool found = false;
+		for (size_t i = 0; i < n && !found; i++)
+			found = have[j] == groups[i];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static int set_groups(const uint32_t *groups, size_t n, uint32_t gid)
+{
+	_cleanup_free_ gid_t *list = NULL;
+	bool primary_only = true;
+
+	if (!n) {
+		if (setgroups(0, NULL) < 0 && errno != EPERM)
+			return isd_error(-errno, "clearing the supplementary groups");
+		return 0;
+	}
+	if (groups_are(groups, n))
+		return 0;
+	list = isd_xcalloc(n, sizeof(*list));
+	for (size_t i = 0; i < n; i++) {
+		list[i] = groups[i];
+		primary_only &= groups[i] == gid;
+	}
+	if (setgroups(n, list) == 0)
+		return 0;
+	/* denied (EPERM): only the primary group asked, which the payload
+	 * has anyway (crun too leaves setgroups out then); any other group
+	 * is refused, not left out */
+	if (errno == EPERM && primary_only)
+		return 0;
+	if (errno == EPERM)
+		return isd_error(-EPERM, "setting the additional groups (process.user.additionalGids): setgroups is "
+					 "denied in the container's user namespace (as newgidmap denies it for a map of "
+					 "the caller's own gid only)");
+	if (errno == EINVAL)
+		return isd_error(-EINVAL, "setting the additional groups (process.user.additionalGids): one of them is "
+					  "not mapped in the container's user namespace");
+	return isd_error(-errno, "setting the additional groups (process.user.additionalGids)");
+}
+
 int isd_userns_become(uint32_t uid, uint32_t gid)
 {
-	if (setgroups(0, NULL) < 0 && errno != EPERM)
-		return isd_error(-errno, "clearing the supplementary groups");
+	return isd_userns_become_in_groups(uid, gid, NULL, 0);
+}
+
+int isd_userns_become_in_groups(uint32_t uid, uint32_t gid, const uint32_t *groups, size_t n_groups)
+{
+	int r = set_groups(groups, n_groups, gid);
+
+	if (r < 0)
+		return r;
 	if (setresgid(gid, gid, gid) < 0)
 		return isd_error(-errno, "switching to gid %u in the user namespace", gid);
 	if (setresuid(uid, uid, uid) < 0)

@@ -26,6 +26,11 @@ int isd_userns_write_child_maps(pid_t pid, const struct isd_id_range *uid, size_
 /* Inside a namespace with such maps: become uid:gid, no supplementary
  * groups (keeps the capabilities of the namespace's creator). */
 int isd_userns_become(uint32_t uid, uint32_t gid);
+/* The same in the supplementary groups given (isd-runtime's
+ * process.user.additionalGids), each of which must be mapped and
+ * setgroups allowed; already those groups, or only gid asked where
+ * setgroups is denied, is no change. */
+int isd_userns_become_in_groups(uint32_t uid, uint32_t gid, const uint32_t *groups, size_t n_groups);
 
 /* Whether ids [start, start+count) of the parent namespace are mapped into
  * ours (map_file: /proc/self/uid_map or gid_map).  Nested in a namespace

@@ -51,6 +51,12 @@ struct isd_mount {
 	 * the landlock tier keeps its private home read-only instead */
 	bool home_top;
 	char **links; /* tmpfs: "NAME\tTARGET" symlinks made in it */
+	/* isd-runtime's mounts[].options propagation (MS_SHARED, MS_SLAVE,
+	 * MS_PRIVATE or MS_UNBINDABLE, with MS_REC for the r forms), set once
+	 * the mount is attached; 0: isd's own, a slave of the host's mount
+	 * (mount events come in, none go out).  Only MS_SHARED on a bind of
+	 * a root caller keeps the bind in the host's peer group (src/rootful.c). */
+	unsigned long propagation;
 };
 
 enum isd_network_mode {
@@ -233,6 +239,15 @@ struct isd_spec {
 		uint64_t bounding, effective, permitted, inheritable, ambient;
 	} caps;
 	bool no_new_privs;
+	/* isd-runtime's linux.rootfsPropagation (MS_* | MS_REC), set on the
+	 * root once pivot_root is done, as runc and crun set it; 0: private. */
+	unsigned long rootfs_propagation;
+	/* isd-runtime's process.user.additionalGids besides gid: set with
+	 * setgroups in the sandbox's user namespace, where each must be
+	 * mapped (as root: host_groups[i] is what groups[i] maps to, an id of
+	 * root's range in /etc/subgid, src/rootful.c). */
+	uint32_t *groups, *host_groups;
+	size_t n_groups;
 };
 
 void isd_spec_init(struct isd_spec *spec);

@@ -338,3 +338,122 @@ c["process"]["args"] = ["cat", "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kerne
 	expect_eq "$crun_out" "$(printf '1\n2048')" "crun: linux.sysctl"
 	expect_eq "$isd_out" "$crun_out" "linux.sysctl"
 }
+
+# process.user.additionalGids (issue 17): set in the container's user
+# namespace as crun sets them.  As root each is mapped to an id of root's
+# subordinate range (/etc/subgid); the payload sees the config's numbers.
+# Without a range root has no unused id to give them: refused by name,
+# not left out.
+test_additional_gids() {
+	host_root || skip "a second group needs a map of more than the caller's id (root only here)"
+	diff_bundle 'c["process"]["user"] = {"uid": 1234, "gid": 2345, "additionalGids": [5, 2345, 7]}
+c["process"]["args"] = ["/probe", "status"]'
+	if ! grep -qE '^(root|0):[0-9]+:[0-9]+' /etc/subgid 2>/dev/null; then
+		"$ISD_RUNTIME" --root "$T/isd-state" run --bundle "$T/b" d1 >"$T/isd.out" 2>"$T/isd.err" </dev/null
+		expect_eq "$?" 1 "without a range of root's in /etc/subgid, isd-runtime refuses the groups"
+		expect_contains "$(cat "$T/isd.err")" "additionalGids" "the refusal names the field (stderr: $(cat "$T/isd.err"))"
+		expect_eq "$(cat "$T/isd.out")" "" "nothing ran"
+		return 0
+	fi
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_contains "$crun_out" "Groups:	5 7 2345" "crun: process.user.additionalGids"
+	expect_eq "$(lines "$isd_out" 'Uid|Gid|Groups')" "$(lines "$crun_out" 'Uid|Gid|Groups')" "additionalGids"
+}
+
+# Rootless with isd's map of the caller's one id (setgroups denied, no
+# other gid exists there): another group is refused by name, not left
+# out as crun leaves it; the primary group alone needs no setgroups.
+# With linux.gidMappings of the caller's /etc/subgid range (newgidmap
+# allows setgroups then) the groups are set.  isd-runtime only: crun runs
+# rootless in `unshare -r` here, which maps one id.
+test_additional_gids_rootless() {
+	! host_root || skip "the caller's one-id map is the rootless case"
+	diff_bundle 'c["process"]["user"] = {"uid": 0, "gid": 0, "additionalGids": [5]}
+c["process"]["args"] = ["/probe", "status"]'
+	"$ISD_RUNTIME" --root "$T/isd-state" run --bundle "$T/b" d1 >"$T/isd.out" 2>"$T/isd.err" </dev/null
+	expect_eq "$?" 1 "isd-runtime refuses a group it cannot set"
+	expect_contains "$(cat "$T/isd.err")" "additionalGids" "the refusal names the field (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$(cat "$T/isd.out")" "" "nothing ran"
+	sub=$(awk -F: -v u="$(id -un)" -v n="$(id -u)" '($1 == u || $1 == n) && $3 >= 100 { print $2; exit }' /etc/subgid)
+	subu=$(awk -F: -v u="$(id -un)" -v n="$(id -u)" '($1 == u || $1 == n) && $3 >= 100 { print $2; exit }' /etc/subuid)
+	python3 - "$T/b/config.json" "$(id -u)" "$(id -g)" "$subu" "$sub" <<'PY' || fail "cannot rewrite the config"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["user"]["additionalGids"] = [0]
+json.dump(c, open(sys.argv[1], "w"))
+if sys.argv[4] and sys.argv[5]:
+    c["process"]["user"]["additionalGids"] = [5, 0, 7]
+    c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": int(sys.argv[2]), "size": 1},
+                                 {"containerID": 1, "hostID": int(sys.argv[4]), "size": 99}]
+    c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": int(sys.argv[3]), "size": 1},
+                                 {"containerID": 1, "hostID": int(sys.argv[5]), "size": 99}]
+    json.dump(c, open(sys.argv[1] + ".ranges", "w"))
+PY
+	"$ISD_RUNTIME" --root "$T/isd-state" run --bundle "$T/b" d2 >"$T/isd.out" 2>"$T/isd.err" </dev/null
+	expect_eq "$?" 0 "the primary group alone runs (stderr: $(cat "$T/isd.err"))"
+	[ -n "$sub" ] && [ -n "$subu" ] && command -v newgidmap >/dev/null || skip "no /etc/subgid range or newgidmap here"
+	mv "$T/b/config.json.ranges" "$T/b/config.json"
+	"$ISD_RUNTIME" --root "$T/isd-state" run --bundle "$T/b" d3 >"$T/isd.out" 2>"$T/isd.err" </dev/null
+	expect_eq "$?" 0 "with a map of the caller's /etc/subgid range (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$(lines "$(cat "$T/isd.out")" 'Groups')" "Groups:	0 5 7 " "the groups set in that map"
+	# uid 0 of a user namespace of the caller's ranges (runtime-tools'
+	# rootless way, rootless podman's), no user namespace in the config:
+	# isd-runtime maps each group onto the same id of that namespace, as
+	# crun run there sets it
+	python3 - "$T/b/config.json" <<'PY' || fail "cannot rewrite the config"
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["process"]["user"] = {"uid": 10, "gid": 10, "additionalGids": [5, 7]}
+for k in ("uidMappings", "gidMappings"):
+    c["linux"].pop(k, None)
+c["linux"]["namespaces"] = [n for n in c["linux"]["namespaces"] if n["type"] != "user"]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+	unshare --map-user=0 --map-group=0 --map-users="$subu,1,1000" --map-groups="$sub,1,1000" -m \
+		"$ISD_RUNTIME" --root "$T/isd-state-ns" run --bundle "$T/b" d4 >"$T/isd.out" 2>"$T/isd.err" </dev/null
+	expect_eq "$?" 0 "as root of a user namespace of the caller's ranges (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$(lines "$(cat "$T/isd.out")" 'Uid|Gid|Groups' | cut -f1,2 | tr '\n' ' ')" "Uid:	10 Gid:	10 Groups:	5 7  " \
+		"the groups set in that namespace"
+}
+
+# What mountinfo's optional fields say of "/" and the config's mounts,
+# the peer group numbers left out, and master:N too (whether a mount is
+# a slave depends on the host's propagation, where crun makes everything
+# private first and isd a slave of the host's).
+PROP_AWK='{ t = ""; for (i = 7; $i != "-"; i++) { f = $i; sub(/:.*/, "", f); if (f != "master") t = t " " f }
+  if ($5 == "/" || $5 ~ /^\/mnt\//) print $5 t }'
+
+# linux.rootfsPropagation and mounts[].options propagation (issue 17):
+# the tags of each mount, and runtime-tools' own check of the root's
+# (a bind of / sees a mount made after it only under shared).
+test_propagation() {
+	mkdir -p "$T/hsrc" && echo data >"$T/hsrc/f" && chmod -R a+rwX "$T/hsrc" || fail "cannot make the host dir"
+	export PROP_AWK
+	for prop in shared rshared slave private unbindable; do
+		rm -rf "$T/b" "$T/bc" "$T/isd-state" "$T/crun-state"
+		diff_bundle 'import os
+t = os.environ["T"]
+c["root"]["readonly"] = False
+c["linux"]["rootfsPropagation"] = "'"$prop"'"
+c["linux"].pop("seccomp", None)
+c["process"]["capabilities"] = {k: ["CAP_SYS_ADMIN"] for k in ("bounding", "effective", "permitted")}
+for i, o in enumerate(["shared", "rshared", "slave", "rslave", "private", "rprivate", "unbindable", "runbindable"]):
+    c["mounts"].append({"destination": "/mnt/b%d" % i, "type": "bind", "source": t + "/hsrc",
+      "options": ["rbind", o, "mode=755", "size=1k"]})
+c["mounts"].append({"destination": "/mnt/t", "type": "tmpfs", "source": "tmpfs", "options": ["shared", "size=1k"]})
+import shlex
+c["process"]["args"] = ["sh", "-c", "awk " + shlex.quote(os.environ["PROP_AWK"]) + " /proc/self/mountinfo; "
+  "mkdir -p /tg /mp /ts && touch /ts/x; mount -o rbind / /tg 2>/dev/null || echo rbind-refused; "
+  "mount -o bind /ts /mp && ls /tg/mp 2>&1"]'
+		for a in awk touch mount ls; do
+			ln -sf busybox "$T/b/rootfs/bin/$a" || fail "cannot link $a"
+		done
+		both
+		expect_eq "$isd_rc" "$crun_rc" "$prop: the exit status (isd-runtime's stderr: $(cat "$T/isd.err"))"
+		expect_contains "$crun_out" "/mnt/b0 shared" "crun ($prop): a shared bind (stderr: $(cat "$T/crun.err"))"
+		# in any order: mount_order_sources checks the order
+		expect_eq "$(printf '%s\n' "$isd_out" | sort)" "$(printf '%s\n' "$crun_out" | sort)" \
+			"rootfsPropagation $prop and each bind's propagation"
+	done
+}

@@ -506,6 +506,46 @@ c["process"]["args"] = ["sh", "-c", "cat /mnt/ro/f; touch /mnt/ro/x 2>/dev/null 
 	expect_eq "$(printf '%s\n' "$out" | awk '$5 == "/mnt/tmp" { for (i = 7; i <= NF; i++) if ($i == "-") print $(i + 1), ($0 ~ /size=1024k/) }')" "tmpfs 1" "/mnt/tmp is a tmpfs of 1m"
 }
 
+# A root caller's binds are cloned in the host's mount namespace: a clone
+# of a shared mount was in the host's peer group, so a mount the payload
+# (CAP_SYS_ADMIN in its user namespace) made beneath it appeared on the
+# host.  Now it is a slave, as everything in the sandbox's namespace,
+# whatever rootfsPropagation says, unless the bind asks shared: the OCI
+# meaning, as runc and crun keep it (isd-oci-config(5)).  The "host" is
+# a mount namespace of the test's own with a shared tmpfs.
+test_config_propagation_host() {
+	[ "$(id -u)" -eq 0 ] || skip "a root caller's binds (rootless ones are cloned in the sandbox's namespace)"
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	mkdir -p "$T/hs" || fail "cannot make the host dir"
+	k=0
+	for opts in '"rbind"' '"rbind", "rslave"' '"rbind", "rprivate"' '"rbind", "rshared"' '"rbind"'; do
+		root_prop=; [ "$k" -eq 4 ] && root_prop='c["linux"]["rootfsPropagation"] = "rshared"'
+		make_bundle "$T/b$k" 'import os
+c["mounts"].append({"destination": "/mnt/h", "type": "bind", "source": os.environ["T"] + "/hs", "options": ['"$opts"']})
+c["linux"].pop("seccomp", None)
+c["process"]["capabilities"] = {s: ["CAP_SYS_ADMIN"] for s in ("bounding", "effective", "permitted")}
+c["process"]["args"] = ["sh", "-c", "mount -t tmpfs none /mnt/h/sub'"$k"' && echo mounted"]
+'"$root_prop"
+		ln -sf busybox "$T/b$k/rootfs/bin/mount" || fail "cannot link mount"
+		k=$((k + 1))
+	done
+	unshare -m sh -c 'mount -t tmpfs none "$1/hs" && mount --make-shared "$1/hs" || exit 1
+		for k in 0 1 2 3 4; do
+			mkdir "$1/hs/sub$k"
+			"$2" --root "$1/state" run --bundle "$1/b$k" p$k >"$1/out$k" 2>&1
+			grep -c " $1/hs/sub$k " /proc/self/mountinfo >"$1/seen$k" || :
+		done' sh "$T" "$ISD_RUNTIME" || fail "cannot make the shared mount"
+	expect_eq "$(cat "$T/out0")" mounted "the payload mounts beneath its bind"
+	expect_eq "$(cat "$T/seen0")" 0 "a bind without propagation options: no mount reaches the host"
+	for k in 1 2 3 4; do
+		expect_eq "$(cat "$T/out$k")" mounted "bundle $k: the payload mounts beneath its bind"
+	done
+	expect_eq "$(cat "$T/seen1")" 0 "rslave: no mount reaches the host"
+	expect_eq "$(cat "$T/seen2")" 0 "rprivate: no mount reaches the host"
+	expect_eq "$(cat "$T/seen3")" 1 "rshared: the bind is the host's peer, as the OCI meaning says"
+	expect_eq "$(cat "$T/seen4")" 0 "rootfsPropagation rshared: the bind's peers are the container's own"
+}
+
 # What isd-runtime cannot make is refused in one line, not left out.
 test_config_refused() {
 	make_bundle "$T/b" 'c["mounts"].append({"destination": "/mnt/p", "type": "proc", "source": "proc"})'

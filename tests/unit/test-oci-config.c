@@ -378,9 +378,25 @@ static void test_mounts(void)
 	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\", \"options\": [\"frobnicate\"]}],",
 		     NULL, 0),
 		"mounts[0].options[0]: \"frobnicate\" is not a mount option isd knows");
-	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"/y\", \"options\": [\"size=1\"]}],",
+	/* a bind's key=value options are data, which the kernel ignores for
+	 * a bind, as runc and crun pass it; bare words stay flags, refused
+	 * unless known, and idmap= is a crun setting, not data */
+	CHECK(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"/y\", "
+		   "\"options\": [\"nosuid\", \"mode=755\", \"size=1k\", \"rbind\", \"rshared\"]}],", NULL, 0) == 0);
+	CHECK(extra.n_mounts == 1 && extra.mounts[0].type == ISD_OCI_MOUNT_BIND && extra.mounts[0].data &&
+	      !strcmp(extra.mounts[0].data, "mode=755,size=1k") && extra.mounts[0].propagation == (MS_SHARED | MS_REC));
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"/y\", \"options\": [\"nosiud\"]}],",
 		     NULL, 0),
-		"mounts[0].options[0]: \"size=1\" is not a mount option isd knows");
+		"mounts[0].options[0]: \"nosiud\" is not a mount option isd knows");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"/y\", \"options\": [\"rnoatime\"]}],",
+		     NULL, 0),
+		"mounts[0].options[0]: \"rnoatime\" is not a mount option isd knows");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"/y\", "
+		     "\"options\": [\"idmap=uids=0-1-1\"]}],", NULL, 0),
+		"mounts[0].options[0]: \"idmap=uids=0-1-1\" is not a mount option isd knows");
+	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"bind\", \"source\": \"/y\", "
+		     "\"options\": [\"a=1,exec\"]}],", NULL, 0),
+		"mounts[0].options[0]");
 	REFUSED(load(NULL, "\"mounts\": [{\"destination\": \"/x\", \"type\": \"tmpfs\", \"options\": [\"size=lots\"]}],",
 		     NULL, 0),
 		"mounts[0].options[0]: \"size=lots\": not a size");
