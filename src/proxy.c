@@ -786,6 +786,20 @@ void isd_proxy_adopt_fd(struct isd_proxy *p, int32_t tag, int fd)
 	p->listeners = l;
 }
 
+size_t isd_proxy_held_fds(const struct isd_proxy *p, int *fds, size_t max)
+{
+	size_t n = 0;
+	int own[] = {p->epfd, p->wake_fd, p->netns_fd, p->factory_fd, p->resolved_fd, p->log ? fileno(p->log) : -1};
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (own[i] >= 0 && n < max)
+			fds[n++] = own[i];
+	for (const struct listener *l = p->listeners; l; l = l->next)
+		if (n < max)
+			fds[n++] = l->fd;
+	return n;
+}
+
 int isd_proxy_start(struct isd_proxy *p)
 {
 	struct rlimit rl;

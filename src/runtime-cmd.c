@@ -12,6 +12,7 @@
 #include "isd/fsutil.h"
 #include "isd/oci.h"
 #include "isd/process.h"
+#include "isd/proxy.h"
 #include "isd/sandbox.h"
 #include "isd/util.h"
 #include "pty.h"
@@ -179,6 +180,9 @@ int rt_load_bundle(const char *bundle, const char *id, struct isd_spec *spec, st
 	if (r < 0)
 		return r;
 	rt_default_home(spec);
+	/* run.oci.isd.network=netless: the relay's address in every client's
+	 * proxy variables, for the payload and exec'd processes alike */
+	isd_netcfg_apply_env(spec);
 	/* No hostname in the config: the name the container inherits. */
 	if (!spec->hostname && gethostname(host, sizeof(host)) == 0) {
 		host[sizeof(host) - 1] = '\0';

@@ -45,11 +45,13 @@
 #include "workspace-fallback.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 static volatile pid_t forward_to = -1;
@@ -223,17 +225,86 @@ static int detach_result(int r, const struct setup_message *msg, pid_t *pid, int
 	return 0;
 }
 
+/* Keeps fds[0..n) (sorted here) and closes every other descriptor. */
+static void close_all_but(int *fds, size_t n)
+{
+	unsigned next = 0;
+
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			int t = fds[j];
+			fds[j] = fds[j - 1];
+			fds[j - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned)fds[i] > next)
+			isd_close_range(next, (unsigned)fds[i] - 1, 0);
+		next = (unsigned)fds[i] + 1;
+	}
+	isd_close_range(next, ~0U, 0);
+}
+
+/* A detached sandbox in netless (isd-runtime's run.oci.isd.network): its
+ * relay outlives isd-runtime create in a process of its own, in a session
+ * of its own, holding the relay's descriptors only (not the container's
+ * lock, not conmon's pipes), and ends with the sandbox's init: a relay
+ * that fails to start ends the sandbox, which is never left without the
+ * network it was promised. */
+static int start_relay_keeper(struct isd_proxy *proxy, pid_t init)
+{
+	int fds[256], pidfd = (int)syscall(SYS_pidfd_open, init, 0);
+	size_t n = isd_proxy_held_fds(proxy, fds, sizeof(fds) / sizeof(fds[0]) - 1);
+	sigset_t none;
+	pid_t keeper;
+
+	if (pidfd < 0)
+		return isd_error(-errno, "starting the relay of the detached sandbox: its init");
+	if (n >= sizeof(fds) / sizeof(fds[0]) - 1) {
+		close(pidfd);
+		return isd_error(-EMFILE, "starting the relay of the detached sandbox: more than %zu descriptors", n);
+	}
+	fflush(NULL);
+	keeper = fork();
+	if (keeper < 0) {
+		close(pidfd);
+		return isd_error(-errno, "starting the relay of the detached sandbox");
+	}
+	if (keeper == 0) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		int null_fd;
+
+		fds[n++] = pidfd;
+		close_all_but(fds, n);
+		null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		for (int fd = 0; null_fd >= 0 && fd < 3; fd++)
+			dup2(null_fd, fd);
+		setsid();
+		for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
+			signal(isd_forwarded_signals[i], SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (isd_proxy_start(proxy) < 0) {
+			kill(init, SIGKILL);
+			_exit(ISD_EXIT_FAILURE);
+		}
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(pidfd);
+	return 2;
+}
+
 /* What needs isd on the host for as long as the sandbox runs cannot be had
- * by a sandbox that outlives isd. */
+ * by a sandbox that outlives isd (but the relay: start_relay_keeper). */
 static int refuse_detached(const struct isd_spec *spec)
 {
 	const char *what = NULL;
 
 	if (spec->tier == ISD_ISOLATION_LANDLOCK)
 		what = "the landlock isolation tier";
-	else if (spec->network == ISD_NET_NETLESS || spec->network == ISD_NET_PRIVATE)
-		what = spec->network == ISD_NET_NETLESS ? "--network netless (isd's relay)"
-							: "--network private (pasta or slirp4netns)";
+	else if (spec->network == ISD_NET_PRIVATE)
+		what = "--network private (pasta or slirp4netns)";
 	else if (spec->workspace.path && spec->workspace.mode == ISD_WORKSPACE_COW)
 		what = "a copy-on-write workspace";
 	else if (spec->activity_log)
@@ -445,6 +516,8 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 
 	parent_failed = false;
 	r = read_setup_messages(sv[0], &msg, &pty_master, proxy, activity, d && d->start_gate_fd >= 0);
+	if (d && proxy && (r == 2 || (r == 0 && d->start_gate_fd < 0)))
+		r = start_relay_keeper(proxy, pid);
 	if (d) {
 		r = detach_result(r, &msg, &pid, &pty_master, &cg, d);
 		exit_code = r < 0 ? ISD_EXIT_FAILURE : r;

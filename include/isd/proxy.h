@@ -246,6 +246,9 @@ void isd_proxy_set_sink(struct isd_proxy *p, isd_net_sink_fn *fn, void *ctx);
 void isd_proxy_adopt_fd(struct isd_proxy *p, int32_t tag, int fd);
 /* Start the relay thread. */
 int isd_proxy_start(struct isd_proxy *p);
+/* Before isd_proxy_start: the descriptors the relay holds (at most max
+ * into fds; their count), for a process that keeps them and no others. */
+size_t isd_proxy_held_fds(const struct isd_proxy *p, int *fds, size_t max);
 /* Stop the thread, close every connection; NULL is fine. */
 void isd_proxy_free(struct isd_proxy *p);
 

@@ -943,3 +943,53 @@ test_update_refusals() {
 	expect_contains "$err" "--cpu-share lots" "the option and its value"
 	expect_one_line "bad option value"
 }
+
+# run.oci.isd.network=netless with run.oci.isd.allow (issue 17): the
+# container reaches the allowed loopback server through isd's relay (the
+# proxy variables isd sets), nothing else; the relay is a process of its
+# own that outlives isd-runtime create, holds none of the container's
+# state locks (start and delete do not wait for it), and ends with the
+# container.
+test_netless_annotation() {
+	at_teardown cleanup_containers
+	at_teardown 'kill $(cat "$T/srv.pid") 2>/dev/null'
+	mkdir -p "$T/www"
+	echo hello >"$T/www/hello.txt"
+	python3 "$ISD_TEST_SRCDIR/tests/network/serve.py" http "$T/www" "$T/http.port" &
+	echo $! >"$T/srv.pid"
+	wait_until 10 test -s "$T/http.port" || fail "the test's server did not start"
+	port=$(cat "$T/http.port")
+	make_bundle "$T/b" "c['annotations'] = {'run.oci.isd.network': 'netless', 'run.oci.isd.allow': '127.0.0.1:$port'}
+c['process']['args'] = ['sh', '-c', 'wget -q -O- http://127.0.0.1:$port/hello.txt; echo allowed=\$?; wget -q -O- http://127.0.0.1:$((port + 1))/ 2>/dev/null; echo other=\$?; echo routes=\$(cat /proc/net/route | wc -l)']"
+	rt create --bundle "$T/b" n1
+	expect_rc 0 "create with run.oci.isd.network=netless (stderr: $err)"
+	pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$T/state/n1/state.json")
+	# the relay: what is left of isd-runtime create
+	# (the container's init and payload are clones of it too, in the
+	# container's pid namespace)
+	keeper=$(for k in $(pgrep -f -- "--root $T/state create"); do
+		[ "$(readlink /proc/"$k"/ns/pid)" = "$(readlink /proc/self/ns/pid)" ] && echo "$k"; done)
+	[ -n "$keeper" ] && [ "$(echo "$keeper" | wc -l)" -eq 1 ] || fail "not one relay process beside the created container: $keeper"
+	expect_eq "$(sed -n 's/^Sid:[[:space:]]*//p; s/^NSsid:[[:space:]]*//p' /proc/"$keeper"/status | head -n1)" "$keeper" \
+		"the relay is in a session of its own"
+	"$ISD_RUNTIME" --root "$T/state" start n1 >"$T/out" 2>"$T/err" </dev/null
+	expect_eq "$?" 0 "start: not held up by the relay (stderr: $(cat "$T/err"))"
+	wait_until 20 pid_gone "$pid" || fail "the container did not end"
+	wait_until 10 pid_gone "$keeper" || fail "the relay outlived its container"
+	rt delete n1
+	expect_rc 0 "delete (stderr: $err)"
+	make_bundle "$T/b2" "c['annotations'] = {'run.oci.isd.network': 'netless', 'run.oci.isd.allow': '127.0.0.1:$port'}
+c['process']['args'] = ['sh', '-c', 'wget -q -O- http://127.0.0.1:$port/hello.txt; echo allowed=\$?; wget -q -O- http://127.0.0.1:$((port + 1))/ 2>/dev/null; echo other=\$?; echo routes=\$(cat /proc/net/route | wc -l)']"
+	rt run --bundle "$T/b2" n2
+	expect_rc 0 "run (stderr: $err)"
+	expect_eq "$out" "$(printf 'hello\nallowed=0\nother=1\nroutes=1')" \
+		"the allowed server through the relay; another port denied; no route out"
+	wait_until 10 relay_gone || fail "a relay outlived its container: $(pgrep -af -- "--root $T/state")"
+}
+
+relay_gone() {
+	for k in $(pgrep -f -- "--root $T/state run"); do
+		[ "$(readlink /proc/"$k"/ns/pid)" = "$(readlink /proc/self/ns/pid)" ] && return 1
+	done
+	return 0
+}
