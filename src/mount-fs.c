@@ -120,7 +120,12 @@ int isd_mount_new_tmpfs_named(const char *source, uint64_t size, uint32_t mode, 
  * classic MS_REMOUNT|MS_BIND cannot do. */
 int isd_mount_clone_tree(int dfd, const char *path, unsigned attr_set, const char *what)
 {
-	int fd = isd_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+	return isd_mount_clone(dfd, path, attr_set, true, what);
+}
+
+int isd_mount_clone(int dfd, const char *path, unsigned attr_set, bool recursive, const char *what)
+{
+	int fd = isd_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0) |
 						  AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH));
 	struct mount_attr attr = {.attr_set = attr_set};
 

@@ -38,6 +38,11 @@ int isd_mount_new_tmpfs_named(const char *source, uint64_t size, uint32_t mode, 
 			      const uint32_t *gid, unsigned attrs, const char *what);
 /* A private recursive clone of dfd/path with attr_set added to every mount. */
 int isd_mount_clone_tree(int dfd, const char *path, unsigned attr_set, const char *what);
+/* The same, the mount at path alone without recursive (isd-runtime's
+ * "bind" of a directory: what the mounts beneath it cover shows, as the
+ * kernel allows; in a user namespace it refuses a mount with locked
+ * submounts, EINVAL). */
+int isd_mount_clone(int dfd, const char *path, unsigned attr_set, bool recursive, const char *what);
 int isd_mount_attach(int mfd, int target_fd, const char *what);
 int isd_mount_set_readonly(int mfd, const char *what);
 int isd_mount_placeholder(int dirfd, const char *name, bool is_dir, mode_t mode);

@@ -167,7 +167,7 @@ static int clone_sources(const struct isd_spec *spec, const struct isd_mount_ext
 		}
 		if (m->type != ISD_MOUNT_BIND || m->rebind)
 			continue;
-		s->binds[i] = isd_mount_clone_tree(AT_FDCWD, m->source, attrs, m->source);
+		s->binds[i] = isd_mount_clone(AT_FDCWD, m->source, attrs, !m->nonrecursive, m->source);
 		if (s->binds[i] < 0)
 			return s->binds[i];
 	}

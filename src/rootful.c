@@ -246,12 +246,22 @@ static int idmap_userns(uint32_t disk_uid, uint32_t host_uid, uint32_t disk_gid,
  * own namespace holds (isd_mount_setup): the host's mount events come in,
  * none go out; unless the config asks shared for that bind
  * (host_peers), the OCI meaning of shared, as runc and crun keep it. */
+static int clone_source_as(int userns_fd, int dfd, const char *path, unsigned attrs, bool host_peers, bool recursive,
+			   bool *idmapped, const char *what);
+
 static int clone_source(int userns_fd, int dfd, const char *path, unsigned attrs, bool host_peers, bool *idmapped,
 			const char *what)
 {
+	return clone_source_as(userns_fd, dfd, path, attrs, host_peers, true, idmapped, what);
+}
+
+/* recursive false: isd-runtime's "bind" of a directory (isd/spec.h) */
+static int clone_source_as(int userns_fd, int dfd, const char *path, unsigned attrs, bool host_peers, bool recursive,
+			   bool *idmapped, const char *what)
+{
 	struct mount_attr attr = {.attr_set = attrs}, slave = {.propagation = MS_SLAVE};
-	int fd = isd_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
-						   (path[0] ? 0 : AT_EMPTY_PATH));
+	int fd = isd_open_tree(dfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0) |
+						   AT_SYMLINK_NOFOLLOW | (path[0] ? 0 : AT_EMPTY_PATH));
 	int r;
 
 	if (fd < 0) {
@@ -383,8 +393,8 @@ int isd_rootful_prepare(const struct isd_spec *spec, const char *session_dir, st
 			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, extras->state_file[i],
 							       attrs | MOUNT_ATTR_NOEXEC, false, &idmapped, m->source);
 		} else if (m->type == ISD_MOUNT_BIND && !m->rebind) {
-			r = extras->bind_fds[i] = clone_source(userns, AT_FDCWD, m->source, attrs, m->propagation & MS_SHARED,
-							       &idmapped, m->source);
+			r = extras->bind_fds[i] = clone_source_as(userns, AT_FDCWD, m->source, attrs, m->propagation & MS_SHARED,
+								  !m->nonrecursive, &idmapped, m->source);
 		}
 	}
 	/* Read-only (but an OCI bundle's root that is not root.readonly),

@@ -84,11 +84,10 @@ static int add_bind(struct isd_spec *spec, const char *cfg, const struct isd_oci
 	if (!m->source || !realpath(m->source, real) || stat(real, &st) < 0)
 		return isd_error(-errno, "%s: mounts (%s): bind source %s", cfg, m->destination,
 				 m->source ? m->source : "(none)");
-	/* isd binds recursively: a plain bind of a directory would show the
-	 * mounts beneath its source that the config left out. */
-	if (S_ISDIR(st.st_mode) && !m->recursive)
-		return RT_ERR(-EOPNOTSUPP, "%s: mounts (%s): a non-recursive bind of a directory is not supported by "
-				    "isd-runtime (use rbind)", cfg, m->destination);
+	/* "bind" of a directory: its source's mount alone, as runc and crun
+	 * bind it (what the host's mounts beneath it cover shows, which the
+	 * kernel refuses in a user namespace where they are locked: a
+	 * rootless caller gets EINVAL then, as from crun) */
 	im = isd_spec_add_mount(spec);
 	im->type = ISD_MOUNT_BIND;
 	im->source = isd_xstrdup(real);
@@ -96,6 +95,7 @@ static int add_bind(struct isd_spec *spec, const char *cfg, const struct isd_oci
 	im->readonly = m->flags & MS_RDONLY;
 	im->noexec = m->flags & MS_NOEXEC;
 	im->propagation = m->propagation;
+	im->nonrecursive = S_ISDIR(st.st_mode) && !m->recursive;
 	im->origin = isd_xasprintf("%s mounts", cfg);
 	return 0;
 }

@@ -57,6 +57,9 @@ struct isd_mount {
 	 * (mount events come in, none go out).  Only MS_SHARED on a bind of
 	 * a root caller keeps the bind in the host's peer group (src/rootful.c). */
 	unsigned long propagation;
+	/* isd-runtime's "bind" (not "rbind") of a directory: the source's
+	 * mount alone, without the mounts beneath it */
+	bool nonrecursive;
 };
 
 enum isd_network_mode {

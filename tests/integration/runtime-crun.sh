@@ -457,3 +457,17 @@ c["process"]["args"] = ["sh", "-c", "awk " + shlex.quote(os.environ["PROP_AWK"])
 			"rootfsPropagation $prop and each bind's propagation"
 	done
 }
+
+# "bind" (not "rbind") of a directory, as the suite's mounts test binds
+# /etc: the source's mount alone, made by both (isd refused it before).
+test_bind_nonrecursive() {
+	mkdir -p "$T/hsrc/d" && echo data >"$T/hsrc/f" && chmod -R a+rwX "$T/hsrc" || fail "cannot make the host dir"
+	diff_bundle 'import os
+c["mounts"].append({"destination": "/mnt/nr", "source": os.environ["T"] + "/hsrc", "options": ["bind", "nosuid", "strictatime", "mode=755", "size=1k"]})
+c["process"]["args"] = ["sh", "-c", "cat /mnt/nr/f; ls /mnt/nr; grep -c \" /mnt/nr \" /proc/self/mountinfo"]'
+	ln -sf busybox "$T/b/rootfs/bin/ls"
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	expect_eq "$crun_out" "$(printf 'data\nd\nf\n1')" "crun: a non-recursive bind"
+	expect_eq "$isd_out" "$crun_out" "a non-recursive bind of a directory"
+}
