@@ -286,9 +286,19 @@ cell_annotations() {
 	pm run --rm --annotation run.oci.isd.secomp=agent $RUN_OPTS --rootfs "$R" true
 	expect_eq "$rc" 126 "a misspelt isd annotation: the runtime refuses"
 	expect_contains "$err" "run.oci.isd.secomp: not an isd annotation" "the misspelt name, named"
-	pm run --rm --annotation run.oci.isd.network=netless $RUN_OPTS --rootfs "$R" true
-	expect_eq "$rc" 126 "run.oci.isd.network=netless: refused for now (isd-runtime(8))"
-	expect_contains "$err" "netless" "the refusal names netless"
+	# netless: the test's loopback server through isd's relay, nothing else
+	mkdir -p "$T/www"
+	echo hello-netless >"$T/www/hello.txt"
+	python3 "$ISD_TEST_SRCDIR/tests/network/serve.py" http "$T/www" "$T/http.port" &
+	echo $! >"$T/srv.pid"
+	at_teardown 'kill $(cat "$T/srv.pid") 2>/dev/null'
+	wait_until 10 test -s "$T/http.port" || fail "the test's server did not start"
+	port=$(cat "$T/http.port")
+	pm run --rm --annotation run.oci.isd.network=netless --annotation "run.oci.isd.allow=127.0.0.1:$port" $RUN_OPTS \
+		--rootfs "$R" sh -c "wget -q -O- http://127.0.0.1:$port/hello.txt; echo allowed=\$?; wget -q -O- http://127.0.0.1:$((port + 1))/ 2>/dev/null; echo other=\$?"
+	expect_eq "$rc" 0 "run.oci.isd.network=netless ($err)"
+	expect_contains "$out" hello-netless "netless: the allowed server through the relay"
+	expect_eq "$(val allowed) $(val other)" "0 1" "netless: the allowed port only"
 }
 
 # Namespaces podman hands over by path: another container's network, IPC
