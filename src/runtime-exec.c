@@ -34,6 +34,7 @@ struct exec_opts {
 	bool detach;
 	bool no_new_privs; /* --no-new-privs */
 	uint32_t preserve_fds; /* --preserve-fds: 3 .. 3+N-1 go to the process */
+	char **gids; /* --additional-gids, each a gid or a comma-separated list */
 };
 
 enum { E_PROCESS = 1, E_TTY, E_CONSOLE_SOCKET, E_DETACH, E_PID_FILE, E_CWD, E_ENV, E_USER, E_CAP, E_NO_NEW_PRIVS,
@@ -71,7 +72,8 @@ static void exec_usage(FILE *out)
 	      "      --pid-file FILE    its pid\n"
 	      "      --cwd DIR, -e NAME=VALUE, -u UID[:GID]\n"
 	      "  -c, --cap CAP          one more capability (the container's sets, or the file's, else)\n"
-	      "      --no-new-privs     set no_new_privs\n",
+	      "      --no-new-privs     set no_new_privs\n"
+	      "  -g, --additional-gids G  its groups (the container's additionalGids, else)\n",
 	      out);
 }
 
@@ -104,8 +106,7 @@ static int parse_exec(int argc, char **argv, struct exec_opts *o)
 				return rt_failf("exec: %s: isd-runtime supports neither SELinux labels nor AppArmor profiles",
 						a.value);
 			break;
-		case E_ADDITIONAL_GIDS:
-			return rt_failf("exec: --additional-gids: not supported (the sandbox maps one id)");
+		case E_ADDITIONAL_GIDS: isd_strv_push(&o->gids, isd_xstrdup(a.value)); break;
 		case 0:
 			if (!o->id) {
 				o->id = a.value;
@@ -209,10 +210,21 @@ static int apply_process_file(const char *path, struct isd_spec *spec)
 			spec->uid = (uint32_t)json_object_get_int64(v);
 		if (json_object_object_get_ex(u, "gid", &v))
 			spec->gid = (uint32_t)json_object_get_int64(v);
-		if (json_object_object_get_ex(u, "additionalGids", &v) && json_object_array_length(v) > 0) {
-			json_object_put(o);
-			return RT_ERR(-EOPNOTSUPP, "exec: --process %s: user.additionalGids: not supported (the sandbox maps one id)",
-				      path);
+		/* the file's user is the whole user: its groups or none */
+		free(spec->groups);
+		spec->groups = NULL;
+		spec->n_groups = 0;
+		if (json_object_object_get_ex(u, "additionalGids", &v) && json_object_is_type(v, json_type_array)) {
+			size_t n = json_object_array_length(v);
+			spec->groups = isd_xcalloc(n ? n : 1, sizeof(*spec->groups));
+			for (size_t i = 0; i < n; i++) {
+				int64_t g = json_object_get_int64(json_object_array_get_idx(v, i));
+				if (g < 0 || g > UINT32_MAX) {
+					json_object_put(o);
+					return RT_ERR(-EINVAL, "exec: --process %s: user.additionalGids[%zu]: not a gid", path, i);
+				}
+				spec->groups[spec->n_groups++] = (uint32_t)g;
+			}
 		}
 	}
 	json_object_put(o);
@@ -230,8 +242,13 @@ static int ids_mapped(pid_t pid, const struct isd_spec *spec)
 
 	snprintf(uid_map, sizeof(uid_map), "/proc/%d/uid_map", (int)pid);
 	snprintf(gid_map, sizeof(gid_map), "/proc/%d/gid_map", (int)pid);
-	if (access(uid_map, R_OK) < 0 || access(gid_map, R_OK) < 0 ||
-	    (isd_userns_ids_mapped(uid_map, spec->uid, 1) && isd_userns_ids_mapped(gid_map, spec->gid, 1)))
+	if (access(uid_map, R_OK) < 0 || access(gid_map, R_OK) < 0)
+		return 0;
+	for (size_t i = 0; i < spec->n_groups; i++)
+		if (spec->groups[i] != spec->gid && !isd_userns_ids_mapped(gid_map, spec->groups[i], 1))
+			return RT_ERR(-EINVAL, "exec: additional group %u: not an id of the container's user namespace "
+					       "(its map holds the config's groups only)", spec->groups[i]);
+	if (isd_userns_ids_mapped(uid_map, spec->uid, 1) && isd_userns_ids_mapped(gid_map, spec->gid, 1))
 		return 0;
 	return RT_ERR(-EINVAL, "exec: user %u:%u: not an id of the container's user namespace (isd maps the "
 			       "container's own user only, without linux.uidMappings: exec as that user)",
@@ -265,6 +282,24 @@ static int apply_options(const struct exec_opts *o, struct isd_spec *spec)
 			*colon++ = '\0';
 		if (isd_parse_uint32(u, &spec->uid) < 0 || (colon && isd_parse_uint32(colon, &spec->gid) < 0))
 			return RT_ERR(-EINVAL, "exec: --user %s: not UID[:GID]", o->user);
+	}
+	/* runc's --additional-gids: the process's groups instead of the
+	 * config's */
+	if (o->gids) {
+		free(spec->groups);
+		spec->groups = NULL;
+		spec->n_groups = 0;
+		for (size_t i = 0; o->gids[i]; i++) {
+			_cleanup_free_ char *list = isd_xstrdup(o->gids[i]);
+			char *save = NULL;
+			for (char *g = strtok_r(list, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+				uint32_t id;
+				if (isd_parse_uint32(g, &id) < 0)
+					return RT_ERR(-EINVAL, "exec: --additional-gids %s: not a gid", o->gids[i]);
+				spec->groups = isd_xrealloc(spec->groups, (spec->n_groups + 1) * sizeof(*spec->groups));
+				spec->groups[spec->n_groups++] = id;
+			}
+		}
 	}
 	if (o->tty >= 0)
 		spec->tty = o->tty;
@@ -410,6 +445,7 @@ out:
 done:
 	isd_strv_free(o.env);
 	isd_strv_free(o.caps);
+	isd_strv_free(o.gids);
 	isd_strv_free(o.argv);
 	return r;
 }

@@ -112,7 +112,7 @@ static _Noreturn void process_main(const struct isd_spec *spec, const struct isd
 		isd_error(-errno, "setting securebits");
 		fail_to(sock, ISD_EXIT_FAILURE);
 	}
-	if (isd_init_apply_rlimits(spec) < 0 || isd_userns_become(spec->uid, spec->gid) < 0 ||
+	if (isd_init_apply_rlimits(spec) < 0 || isd_userns_become_in_groups(spec->uid, spec->gid, spec->groups, spec->n_groups) < 0 ||
 	    (!spec->config_caps && isd_caps_drop_all() < 0))
 		fail_to(sock, ISD_EXIT_FAILURE);
 	prctl(PR_SET_DUMPABLE, 0);

@@ -346,6 +346,47 @@ test_exec() {
 	expect_rc 1 "exec into a container that is gone"
 }
 
+# process.user.additionalGids (issue 17): the payload's and, as runc
+# gives them, an exec'd process's (the config's, --additional-gids', a
+# --process file's user's).  Maps of ranges the config names: root's of
+# any ids, a rootless caller's of its /etc/subgid range (newgidmap then
+# allows setgroups).
+test_exec_additional_gids() {
+	at_teardown cleanup_containers
+	if [ "$(id -u)" -eq 0 ]; then
+		subu=300000 sub=300000
+	else
+		sub=$(awk -F: -v u="$(id -un)" -v n="$(id -u)" '($1 == u || $1 == n) && $3 >= 100 { print $2; exit }' /etc/subgid)
+		subu=$(awk -F: -v u="$(id -un)" -v n="$(id -u)" '($1 == u || $1 == n) && $3 >= 100 { print $2; exit }' /etc/subuid)
+		[ -n "$sub" ] && [ -n "$subu" ] && command -v newgidmap >/dev/null || skip "no /etc/subgid range or newgidmap here"
+	fi
+	make_bundle "$T/b" 'import sys
+c["process"]["user"] = {"uid": 0, "gid": 0, "additionalGids": [5, 7]}
+c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": '"$([ "$(id -u)" -eq 0 ] && echo "$subu" || id -u)"', "size": 1},
+                             {"containerID": 1, "hostID": '"$subu"' + 1, "size": 99}]
+c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": '"$([ "$(id -u)" -eq 0 ] && echo "$sub" || id -g)"', "size": 1},
+                             {"containerID": 1, "hostID": '"$sub"' + 1, "size": 99}]
+if not any(n["type"] == "user" for n in c["linux"]["namespaces"]): c["linux"]["namespaces"].append({"type": "user"})
+c["process"]["args"] = ["sh", "-c", "grep ^Groups: /proc/self/status > /tmp/groups; exec sleep 600"]'
+	ln -sf busybox "$T/b/rootfs/bin/grep"
+	# as root the payload is host uid $subu, which must reach the bundle
+	chmod a+rx "$T" "$T/b" && chmod 1777 "$T/b/rootfs/tmp" || fail "cannot open the bundle"
+	rt run --bundle "$T/b" -d g1
+	expect_rc 0 "run -d (stderr: $err)"
+	wait_until 10 test -s "$T/b/rootfs/tmp/groups" || fail "the payload did not start"
+	expect_eq "$(cat "$T/b/rootfs/tmp/groups")" "Groups:	5 7 " "the payload's additionalGids"
+	rt exec g1 grep ^Groups: /proc/self/status
+	expect_eq "$out" "Groups:	5 7 " "exec: the config's additionalGids (stderr: $err)"
+	rt exec --additional-gids 9 --additional-gids 11,12 g1 grep ^Groups: /proc/self/status
+	expect_eq "$out" "Groups:	9 11 12 " "exec --additional-gids (stderr: $err)"
+	printf '{"args": ["grep", "^Groups:", "/proc/self/status"], "env": ["PATH=/bin"], "cwd": "/", "user": {"uid": 0, "gid": 0, "additionalGids": [3]}}' >"$T/process.json"
+	rt exec --process "$T/process.json" g1
+	expect_eq "$out" "Groups:	3 " "exec --process: its user's additionalGids (stderr: $err)"
+	rt exec --additional-gids 500 g1 true
+	expect_rc 1 "exec: a group the container's map lacks"
+	expect_contains "$err" "additional group 500" "the refusal names it"
+}
+
 # exec'd processes take the container's capability sets and
 # noNewPrivileges, as with runc (issue 17): the same five sets the payload
 # has; --cap adds one (to bounding, effective, permitted); --no-new-privs
