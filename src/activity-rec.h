@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Inside the activity log's writer: how a record is built (src/activity.c)
- * and written, shared by the exec records and the network ones
- * (src/activity-net.c).  Two write: the exec listener (a process of its
- * own) and the relay (a thread of isd's); each builds in its own buffer,
+ * Inside the activity log's writer: how a record is built (src/activity-
+ * rec.c) and written (src/activity.c), shared by the exec records and the
+ * network ones (src/activity-net.c).  Two write: the exec listener (a
+ * process of its own; a thread of isd's where the landlock tier needs
+ * one, isd_activity_join_guard) and the relay (a thread of isd's); each
+ * builds in its own buffer,
  * and activity_write holds the log's lock, which they share.
  */
 #ifndef ISD_ACTIVITY_REC_H

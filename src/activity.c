@@ -13,6 +13,7 @@
 #include "activity-exe.h"
 #include "isd/seccomp.h"
 #include "activity-rec.h"
+#include "connect-guard.h"
 #include "testhooks.h"
 #include "isd/util.h"
 #include "isd/process.h"
@@ -43,6 +44,9 @@
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
 #ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
@@ -55,7 +59,7 @@
 
 struct exec_arch {
 	uint32_t arch;
-	int execve_nr, execveat_nr, checkpoint_nr;
+	int execve_nr, execveat_nr, checkpoint_nr, connect_nr;
 	unsigned ptr_size;
 };
 
@@ -89,114 +93,12 @@ struct isd_activity {
 	struct rec rec;
 	char *scratch; /* one string read from the payload */
 	struct isd_exe_watch *exe; /* the exec records waiting for their exe */
+	/* the landlock tier's (isd_activity_join_guard) */
+	const struct isd_connect_guard *guard; /* its connects answered too */
+	bool in_thread; /* the listener a thread of isd's, not a process */
+	bool thread_started;
+	pthread_t thread;
 };
-
-void rec_putn(struct rec *r, const char *s, size_t n)
-{
-	if (r->len + n >= r->cap)
-		n = r->cap - 1 - r->len;
-	memcpy(r->buf + r->len, s, n);
-	r->len += n;
-	r->buf[r->len] = '\0';
-}
-
-void rec_puts(struct rec *r, const char *s)
-{
-	rec_putn(r, s, strlen(s));
-}
-
-void rec_printf(struct rec *r, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		rec_putn(r, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Length of the valid UTF-8 sequence at s (its code point in *cp), 0 if
- * none. */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	size_t len;
-	uint32_t c, min;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0)
-		len = 2, c = s[0] & 0x1f, min = 0x80;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, c = s[0] & 0x0f, min = 0x800;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, c = s[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
-void rec_json_str(struct rec *r, const char *str, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)str;
-
-	rec_putn(r, "\"", 1);
-	for (size_t i = 0; i < n;) {
-		uint32_t cp;
-		size_t l = utf8_seq(s + i, n - i, &cp);
-
-		if (l == 0) {
-			rec_printf(r, "\\udc%02x", s[i]);
-			i++;
-			continue;
-		}
-		i += l;
-		if (cp == '"' || cp == '\\')
-			rec_printf(r, "\\%c", (char)cp);
-		else if (cp >= 0x20 && cp < 0x7f)
-			rec_putn(r, (const char *)&s[i - 1], 1);
-		else if (cp < 0x10000)
-			rec_printf(r, "\\u%04" PRIx32, cp);
-		else
-			rec_printf(r, "\\u%04" PRIx32 "\\u%04" PRIx32, 0xd800 + ((cp - 0x10000) >> 10),
-				   0xdc00 + ((cp - 0x10000) & 0x3ff));
-	}
-	rec_putn(r, "\"", 1);
-}
-
-void rec_time_at(struct rec *r, const struct timespec *at)
-{
-	rec_time_key(r, "time", at);
-}
-
-void rec_time_key(struct rec *r, const char *key, const struct timespec *at)
-{
-	struct timespec ts;
-	struct tm tm;
-	char buf[64];
-
-	if (at)
-		ts = *at;
-	else
-		clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	rec_printf(r, "\"%s\":\"%s.%03ldZ\"", key, buf, ts.tv_nsec / 1000000);
-}
 
 static void rec_time(struct rec *r)
 {
@@ -240,14 +142,52 @@ static void add_arch(struct isd_activity *a, scmp_filter_ctx ctx, uint32_t arch,
 	e->execve_nr = seccomp_syscall_resolve_name_arch(arch, "execve");
 	e->execveat_nr = seccomp_syscall_resolve_name_arch(arch, "execveat");
 	e->checkpoint_nr = seccomp_syscall_resolve_name_arch(arch, "set_tid_address");
+	e->connect_nr = seccomp_syscall_resolve_name_arch(arch, "connect");
 	e->ptr_size = ptr_size;
 	a->n_arches++;
+}
+
+/* The exec rules, and with a guard joined its connect rule. */
+static int build_filter(struct isd_activity *a)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r;
+
+	free(a->filter);
+	a->filter = NULL;
+	a->n_arches = 0;
+	if (!ctx)
+		return isd_error(-ENOMEM, "creating the activity log's seccomp filter");
+	/* Architectures this filter does not know are the profile's to judge. */
+	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
+	add_arch(a, ctx, seccomp_arch_native(), sizeof(void *));
+#if defined(__x86_64__)
+	add_arch(a, ctx, SCMP_ARCH_X86, 4);
+	add_arch(a, ctx, SCMP_ARCH_X32, 4);
+#elif defined(__aarch64__)
+	add_arch(a, ctx, SCMP_ARCH_ARM, 4);
+#endif
+	r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
+	/* Made once at the start of a program by glibc and musl: where isd
+	 * sees which executable an exec ran (src/activity-exe.c). */
+	if (r == 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(set_tid_address), 0);
+	/* The guard's (src/connect-guard.c): the kernel allows one listener. */
+	if (r == 0 && a->guard)
+		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+	if (r == 0)
+		r = isd_seccomp_export(ctx, &a->filter, &a->len);
+	else
+		isd_error(r, "adding the exec rules to the activity log's seccomp filter");
+	seccomp_release(ctx);
+	return r;
 }
 
 int isd_activity_open(const char *path, char *const *initial_argv, const char *initial_cwd, struct isd_activity **out)
 {
 	struct isd_activity *a = isd_xcalloc(1, sizeof(*a));
-	scmp_filter_ctx ctx;
 	struct stat st;
 	int r;
 
@@ -288,33 +228,7 @@ int isd_activity_open(const char *path, char *const *initial_argv, const char *i
 			 strerror(errno));
 	a->share->written = (uint64_t)st.st_size;
 
-	ctx = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx) {
-		r = isd_error(-ENOMEM, "creating the activity log's seccomp filter");
-		goto fail;
-	}
-	/* Architectures this filter does not know are the profile's to judge. */
-	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
-	add_arch(a, ctx, seccomp_arch_native(), sizeof(void *));
-#if defined(__x86_64__)
-	add_arch(a, ctx, SCMP_ARCH_X86, 4);
-	add_arch(a, ctx, SCMP_ARCH_X32, 4);
-#elif defined(__aarch64__)
-	add_arch(a, ctx, SCMP_ARCH_ARM, 4);
-#endif
-	r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
-	/* Made once at the start of a program by glibc and musl: where isd
-	 * sees which executable an exec ran (src/activity-exe.c). */
-	if (r == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(set_tid_address), 0);
-	if (r == 0)
-		r = isd_seccomp_export(ctx, &a->filter, &a->len);
-	else
-		isd_error(r, "adding the exec rules to the activity log's seccomp filter");
-	seccomp_release(ctx);
-	if (r < 0)
+	if ((r = build_filter(a)) < 0)
 		goto fail;
 	a->rec.buf = isd_xmalloc(REC_CAP);
 	a->rec.cap = REC_CAP;
@@ -330,9 +244,54 @@ fail:
 int isd_activity_install(const struct isd_activity *a)
 {
 	struct sock_fprog prog = {.len = a->len, .filter = a->filter};
-	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	long fd = -1;
 
+	/* The guard's connects wait on as isd_connect_guard_install's do:
+	 * before Linux 5.19 a signal interrupts the wait (EINVAL here). */
+	if (a->guard)
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+	if (fd < 0 && (!a->guard || errno == EINVAL))
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Whether a process of isd's that is not the payload's ancestor may read
+ * the payload's memory: Yama's ptrace_scope 1 (Ubuntu's, Debian's) allows
+ * that only to an ancestor or a holder of CAP_SYS_PTRACE (in the full
+ * tier the listener has it in the sandbox's user namespace; here there is
+ * none). */
+static bool may_read_non_descendants(void)
+{
+	char buf[512];
+	_cleanup_close_ int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	unsigned long long eff = 0;
+	FILE *f;
+	ssize_t n;
+
+	if (isd_testhook_activity_thread())
+		return false;
+	if (fd < 0)
+		return true; /* no Yama */
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n > 0 && buf[0] == '0')
+		return true;
+	f = fopen("/proc/self/status", "re");
+	while (f && fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return eff & (1ULL << 19); /* CAP_SYS_PTRACE */
+}
+
+int isd_activity_join_guard(struct isd_activity *a, const struct isd_connect_guard *guard)
+{
+	a->in_thread = !may_read_non_descendants();
+	if (!guard)
+		return 0;
+	a->guard = guard;
+	return build_filter(a);
 }
 
 /* A NUL-terminated string at addr, at most max bytes, in page-sized reads
@@ -491,6 +450,19 @@ static void handle_one(struct isd_activity *a)
 	if (ioctl(a->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return; /* ENOENT: the caller died before we got to it */
 	arch = find_arch(a, req.data.arch);
+	if (a->guard && arch && (req.data.nr == arch->connect_nr || (int)((unsigned)req.data.nr & ~X32_BIT) == arch->connect_nr)) {
+		/* The guard's.  Another architecture's the tier's socket
+		 * filter refuses before (EPERM): refused all the same. */
+		if (req.data.arch == seccomp_arch_native()) {
+			isd_connect_guard_answer(a->guard, a->listener, &req);
+			return;
+		}
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		resp.error = -EACCES;
+		(void)!ioctl(a->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+		return;
+	}
 	/* The caller waits for the answer: only what must be read while it
 	 * is stopped comes before it; writing the log comes after. */
 	if (arch && (req.data.nr == arch->checkpoint_nr || (int)((unsigned)req.data.nr & ~X32_BIT) == arch->checkpoint_nr)) {
@@ -620,7 +592,7 @@ int isd_activity_start(struct isd_activity *a, int listener_fd)
 	sigset_t all, old;
 	int r;
 
-	if (a->listener >= 0 || a->listener_pid > 0) {
+	if (a->listener >= 0 || a->listener_pid > 0 || a->thread_started) {
 		close(listener_fd);
 		return 0;
 	}
@@ -640,15 +612,22 @@ int isd_activity_start(struct isd_activity *a, int listener_fd)
 	/* Signals are the main thread's (forwarding, the terminal relay). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	a->listener_pid = fork();
-	if (a->listener_pid == 0)
-		listener_main(a, parent);
-	r = a->listener_pid < 0 ? -errno : 0;
+	if (a->in_thread) {
+		r = -pthread_create(&a->thread, NULL, listen_loop, a);
+		a->thread_started = r == 0;
+	} else {
+		a->listener_pid = fork();
+		if (a->listener_pid == 0)
+			listener_main(a, parent);
+		r = a->listener_pid < 0 ? -errno : 0;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {
-		isd_error(r, "starting the activity log's process");
+		isd_error(r, "starting the activity log's %s", a->in_thread ? "thread" : "process");
 		goto fail;
 	}
+	if (a->in_thread)
+		return 0; /* the thread's, until isd_activity_free */
 	/* the process answers; isd keeps no copy of the listener */
 	close(a->listener);
 	a->listener = -1;
@@ -697,6 +676,12 @@ void isd_activity_free(struct isd_activity *a)
 			(void)isd_wait_pid(a->listener_pid, NULL);
 		else
 			(void)waitpid(a->listener_pid, NULL, WNOHANG);
+	}
+	if (a->thread_started) {
+		/* it ends at the pipe's end, then what still waits is written */
+		close(a->stop_pipe[1]);
+		a->stop_pipe[1] = -1;
+		pthread_join(a->thread, NULL);
 	}
 	/* what still waits, in order, before the dropped line counts */
 	isd_exe_watch_free(a->exe);

@@ -42,9 +42,10 @@
  * refuses; TCP_FASTOPEN_CONNECT takes its address from connect(2), here;
  * io_uring, whose operations no filter sees, is refused (ENOSYS).
  *
- * One filter chain holds one listener: were the activity log to come to
- * this tier, its exec rules and these would share one filter and one
- * thread, dispatched by the syscall number.
+ * One filter chain holds one listener: with the activity log in this
+ * tier, its exec rules and these share one filter, whose notifications
+ * the log's listener answers, a connect by isd_connect_guard_answer
+ * (src/activity.c, dispatched by the syscall number).
  */
 #define _GNU_SOURCE
 #include "connect-guard.h"
@@ -314,9 +315,9 @@ int isd_connect_guard_decide(const struct isd_connect_guard *g, int domain, cons
 	return REFUSED;
 }
 
-static bool still_valid(const struct isd_connect_guard *g, const struct seccomp_notif *req)
+static bool still_valid(int listener, const struct seccomp_notif *req)
 {
-	return ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0;
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0;
 }
 
 /* A pidfd of the calling thread, whose fd table the call names. */
@@ -336,7 +337,7 @@ static int open_caller(const struct seccomp_notif *req)
 }
 
 /* The call's address, read once into buf: its length, or -errno. */
-static int read_address(const struct isd_connect_guard *g, const struct seccomp_notif *req, unsigned char *buf)
+static int read_address(int listener, const struct seccomp_notif *req, unsigned char *buf)
 {
 	int len = (int)req->data.args[2];
 
@@ -350,11 +351,11 @@ static int read_address(const struct isd_connect_guard *g, const struct seccomp_
 			return errno == EPERM ? REFUSED : -EFAULT;
 	}
 	/* what was read was the caller's, alive since */
-	return still_valid(g, req) ? len : REFUSED;
+	return still_valid(listener, req) ? len : REFUSED;
 }
 
 /* With pidfd_getfd: the payload's own socket, connected by isd. */
-static int answer_taken(const struct isd_connect_guard *g, const struct seccomp_notif *req)
+static int answer_taken(const struct isd_connect_guard *g, int listener, const struct seccomp_notif *req)
 {
 	_cleanup_close_ int pidfd = -1, sock = -1;
 	struct sockaddr_storage dst;
@@ -365,7 +366,7 @@ static int answer_taken(const struct isd_connect_guard *g, const struct seccomp_
 
 	pidfd = open_caller(req);
 	/* valid after the pidfd: its pid is the caller's, not a reuse */
-	if (pidfd < 0 || !still_valid(g, req))
+	if (pidfd < 0 || !still_valid(listener, req))
 		return REFUSED;
 	sock = (int)syscall(SYS_pidfd_getfd, pidfd, (int)req->data.args[0], 0);
 	if (sock < 0)
@@ -373,7 +374,7 @@ static int answer_taken(const struct isd_connect_guard *g, const struct seccomp_
 	if (fstat(sock, &st) < 0 || !S_ISSOCK(st.st_mode) ||
 	    getsockopt(sock, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) < 0 || (domain != AF_INET && domain != AF_INET6))
 		return PASS;
-	if ((len = read_address(g, req, buf)) < 0)
+	if ((len = read_address(listener, req, buf)) < 0)
 		return len;
 	r = isd_connect_guard_decide(g, domain, buf, (size_t)len, &dst, &dst_len);
 	if (r < 0)
@@ -410,13 +411,13 @@ static int fd_flags(const struct seccomp_notif *req, int fd)
  * SETFD, as dup2 does), non-blocking and close-on-exec as the one it
  * replaces.  What the payload set on its own socket (TCP_NODELAY,
  * buffers) is lost: isd's has TCP_NODELAY, as a loopback's may. */
-static int answer_replaced(const struct isd_connect_guard *g, const struct seccomp_notif *req)
+static int answer_replaced(const struct isd_connect_guard *g, int listener, const struct seccomp_notif *req)
 {
 	unsigned char buf[sizeof(struct sockaddr_storage)];
 	struct sockaddr_storage dst;
 	socklen_t dst_len = 0;
 	sa_family_t family;
-	int fd = (int)req->data.args[0], len = read_address(g, req, buf), flags, one = 1, r;
+	int fd = (int)req->data.args[0], len = read_address(listener, req, buf), flags, one = 1, r;
 	_cleanup_close_ int sock = -1;
 	struct seccomp_notif_addfd add = {.id = req->id, .flags = SECCOMP_ADDFD_FLAG_SETFD, .newfd = (uint32_t)fd};
 
@@ -441,32 +442,31 @@ static int answer_replaced(const struct isd_connect_guard *g, const struct secco
 		return -errno;
 	add.srcfd = (uint32_t)sock;
 	add.newfd_flags = (flags & O_CLOEXEC) ? O_CLOEXEC : 0;
-	return ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
+	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add) < 0 ? -errno : 0;
 }
 
-/* 0 or -errno to answer, or PASS. */
-static int answer_connect(const struct isd_connect_guard *g, const struct seccomp_notif *req)
+void isd_connect_guard_answer(const struct isd_connect_guard *g, int listener, const struct seccomp_notif *req)
 {
-	return g->take_fds ? answer_taken(g, req) : answer_replaced(g, req);
+	struct seccomp_notif_resp resp;
+	int r = g->take_fds ? answer_taken(g, listener, req) : answer_replaced(g, listener, req);
+
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req->id;
+	if (r == PASS)
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	else
+		resp.error = r;
+	(void)!ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
 static void handle_one(const struct isd_connect_guard *g)
 {
 	struct seccomp_notif req;
-	struct seccomp_notif_resp resp;
-	int r;
 
 	memset(&req, 0, sizeof(req));
 	if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return; /* ENOENT: the caller died before we got to it */
-	r = answer_connect(g, &req);
-	memset(&resp, 0, sizeof(resp));
-	resp.id = req.id;
-	if (r == PASS)
-		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	else
-		resp.error = r;
-	(void)!ioctl(g->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	isd_connect_guard_answer(g, g->listener, &req);
 }
 
 static void *listen_loop(void *arg)

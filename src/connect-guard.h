@@ -38,6 +38,14 @@ int isd_connect_guard_install(const struct isd_connect_guard *g, int sock);
 int isd_connect_guard_start(struct isd_connect_guard *g, int sock);
 void isd_connect_guard_free(struct isd_connect_guard *g);
 
+/* Answers one connect notification req, taken from listener: how the
+ * activity log's listener, which holds the one listener of a filter
+ * that joins its exec rules and the guard's (isd/activity.h,
+ * isd_activity_join_guard), answers the guard's.  In the process that
+ * answers, never in the payload. */
+struct seccomp_notif;
+void isd_connect_guard_answer(const struct isd_connect_guard *g, int listener, const struct seccomp_notif *req);
+
 /* ---- the decision, exposed for the unit tests ---- */
 
 /* The payload's connect(2) of a socket of family domain (AF_INET or

@@ -50,4 +50,15 @@ int isd_tier_socket_filter(const struct isd_spec *spec, struct isd_seccomp_progr
 /* Whether a tmpfs destination is one the private TMPDIR stands for. */
 bool isd_tier_tmp_destination(const char *dst);
 
+/* The tier's seccomp listener (src/sandbox-landlock-listen.c), a the
+ * activity log (or NULL), g the netless connect guard (or NULL).  In the
+ * child, no_new_privs set: installs the filter and sends its listener
+ * through sock; 0, -EBUSY when the guard's rules are not in place (an
+ * outer filter has the one listener; a note said so), or -errno. */
+struct isd_activity;
+struct isd_connect_guard;
+int isd_tier_install_listener(const struct isd_activity *a, const struct isd_connect_guard *g, int sock);
+/* In isd: the listener from sock, answered from then on. */
+int isd_tier_start_listener(struct isd_activity *a, struct isd_connect_guard *g, int sock);
+
 #endif

@@ -344,8 +344,6 @@ int isd_sandbox_landlock_check(const struct isd_spec *spec, int abi)
 				    "need the sandbox's own loopback and /etc/hosts");
 	if (spec->net.n_forwards > ISD_TIER_MAX_FORWARDS)
 		return isd_error(0, TIER ": --forward: %d at most", ISD_TIER_MAX_FORWARDS);
-	if (spec->activity_log)
-		return isd_error(0, TIER ": --activity-log is not supported in this tier yet");
 	if ((sock = engine_socket()))
 		return isd_error(0, TIER ": the container engine's socket %s answers you, and Landlock cannot keep the payload "
 				    "from a unix socket by its path (that socket is root on the engine's host); use the full tier "

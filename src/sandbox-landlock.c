@@ -11,8 +11,10 @@
  * move it into the cgroup, say go          cgroup; new session, pty; caps
  *                                          dropped, no_new_privs; chdir;
  *                                          Landlock; netless: the connect
- * netless: take the guard's listener <---- guard's filter, its listener
- * and answer it (src/connect-guard.c)      sent; seccomp; execve
+ * take the listener and answer it <-------- netless: the connect guard's
+ * (src/connect-guard.c; the activity       filter, the activity log's: one
+ * log's, src/activity.c, which answers     filter, one listener, sent;
+ * both connects and execs)                 seccomp; execve
  * read the error pipe (EOF = execve done),
  * relay (network, terminal), forward
  * signals, wait; kill what is left; clean
@@ -36,6 +38,7 @@
 #include "mount.h"
 #include "isd/storage.h"
 #include "isd/agent-state.h"
+#include "isd/activity.h"
 #include "workspace.h"
 
 #include <arpa/inet.h>
@@ -60,7 +63,8 @@ struct tier_run {
 	struct isd_seccomp_program seccomp, sockets;
 	char **env;
 	struct isd_connect_guard *guard; /* netless */
-	int err_fd, go_fd, guard_fd; /* the child's ends */
+	struct isd_activity *activity; /* --activity-log, a cow session's */
+	int err_fd, go_fd, guard_fd; /* the child's ends (guard_fd: the listener's) */
 	int pty_slave;
 };
 
@@ -100,24 +104,21 @@ static void close_other_fds(const struct tier_run *t)
 
 static const char *env_get(char **env, const char *name);
 
-/* netless: the connect guard's filter, its listener sent to isd; then
- * Landlock refuses every TCP connect of the payload's own.  Without a
- * listener to have (an outer filter holds one: isd inside isd with
- * --activity-log, a container runtime's seccomp agent), the relay's port
- * rule stays, and a note says what that lacks. */
+/* netless: the connect guard's filter (with the activity log's exec
+ * rules, with a log), its listener sent to isd; then Landlock refuses
+ * every TCP connect of the payload's own.  Without a listener to have (an
+ * outer filter holds one: isd inside isd with --activity-log, a container
+ * runtime's seccomp agent), the relay's port rule stays, and a note says
+ * what that lacks. */
 static int install_guard(const struct tier_run *t, struct isd_landlock_plan *plan)
 {
-	int r = t->guard ? isd_connect_guard_install(t->guard, t->guard_fd) : 0;
+	int r = isd_tier_install_listener(t->activity, t->guard, t->guard_fd);
 
 	if (t->guard_fd >= 0)
 		close(t->guard_fd);
-	if (r == -EBUSY)
-		fprintf(stderr, "isd: note: --network netless: an outer seccomp filter has the one listener a process "
-				"may have, so isd cannot do the payload's connects: Landlock holds them to the relay's "
-				"port only, on any address\n");
-	else if (r < 0)
+	if (r < 0 && r != -EBUSY)
 		return r;
-	else if (t->guard)
+	if (r == 0 && t->guard)
 		plan->connect_port = 0, plan->n_forward_ports = 0;
 	return 0;
 }
@@ -544,6 +545,23 @@ static int prepare_storage(const struct isd_spec *spec, const struct isd_session
 	return r;
 }
 
+/* --activity-log FILE, or a cow session's own (isd log, isd session
+ * list), as the full tier keeps them. */
+static int open_activity(const struct isd_spec *spec, const struct isd_session *session, const char *workdir,
+			 struct isd_proxy *proxy, struct tier_run *t)
+{
+	_cleanup_free_ char *own = session->dir ? isd_xasprintf("%s/%s", session->dir, ISD_ACTIVITY_FILE) : NULL;
+	int r;
+
+	if (!spec->activity_log && !own)
+		return 0;
+	if ((r = isd_activity_open(spec->activity_log ? spec->activity_log : own, spec->argv, workdir, &t->activity)) < 0 ||
+	    (r = isd_activity_join_guard(t->activity, t->guard)) < 0)
+		return r;
+	isd_proxy_set_sink(proxy, isd_activity_net_record, t->activity);
+	return 0;
+}
+
 /* The cow workspace: a new session, and the project copied into it. */
 static int open_copy(const struct isd_spec *spec, struct isd_session *session, struct isd_tier_dirs *d,
 		     struct timespec *since)
@@ -643,10 +661,12 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	t.workdir = isd_tier_workspace_path(spec, &t.dirs, spec->workdir);
 	isd_tier_plan(spec, &t.dirs, port, &t.plan);
 	t.env = tier_env(spec, &t.dirs, port);
+	if ((r = open_activity(spec, &session, t.workdir ? t.workdir : "/", proxy, &t)) < 0)
+		goto out;
 	if (spec->tty && (r = isd_pty_open(&pty_master, &t.pty_slave)) < 0)
 		goto out;
 	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0 ||
-	    (t.guard && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, guardp) < 0)) {
+	    ((t.guard || t.activity) && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, guardp) < 0)) {
 		r = isd_error(-errno, "creating the setup pipes");
 		goto out;
 	}
@@ -700,7 +720,7 @@ int isd_sandbox_landlock_run(const struct isd_spec *spec)
 	(void)!write(gop[1], "g", 1);
 	close(gop[1]);
 	gop[1] = -1;
-	if (t.guard && (r = isd_connect_guard_start(t.guard, guardp[0])) < 0) {
+	if (guardp[0] >= 0 && (r = isd_tier_start_listener(t.activity, t.guard, guardp[0])) < 0) {
 		kill(pid, SIGKILL);
 		goto wait;
 	}
@@ -745,6 +765,11 @@ wait:
 out:
 	isd_storage_watch_stop(storage);
 	isd_cgroup_destroy(&cg);
+	/* The relay writes to the activity log, which is the session's:
+	 * both end before it does. */
+	isd_proxy_free(proxy);
+	proxy = NULL;
+	isd_activity_free(t.activity);
 	close_state(spec, &extras, &t.dirs, &since);
 	/* Held state is shown by isd diff of the session: it stays. */
 	if (isd_agent_state_end(astate) && have_session)

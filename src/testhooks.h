@@ -55,6 +55,17 @@ static inline unsigned isd_testhook_activity_end_delay_ms(void)
 	return v ? (unsigned)strtoul(v, NULL, 10) : 0;
 }
 
+/* ISD_TEST_ACTIVITY_THREAD=1: the landlock tier's activity log answers
+ * from a thread of isd's, as where Yama keeps a process that is not the
+ * payload's ancestor from reading it, so that a test runs that way on a
+ * host without Yama. */
+static inline bool isd_testhook_activity_thread(void)
+{
+	const char *v = getenv("ISD_TEST_ACTIVITY_THREAD");
+
+	return v && !strcmp(v, "1");
+}
+
 /* ISD_TEST_RELAY_MAX_CONNS=N: the relay's connection cap, so that a test
  * reaches it with a few connections. */
 static inline size_t isd_testhook_relay_max_conns(size_t max)
@@ -77,6 +88,11 @@ static inline unsigned long long isd_testhook_activity_limit(unsigned long long 
 static inline unsigned isd_testhook_activity_end_delay_ms(void)
 {
 	return 0;
+}
+
+static inline bool isd_testhook_activity_thread(void)
+{
+	return false;
 }
 
 static inline unsigned isd_testhook_bind_attrs(const char *destination, unsigned attrs)

@@ -49,6 +49,16 @@ struct isd_activity;
 int isd_activity_open(const char *path, char *const *initial_argv, const char *initial_cwd,
 		      struct isd_activity **out);
 
+/* The landlock tier's, before the fork: the payload is no child of
+ * isd's listener process and in no user namespace of isd's, so where
+ * Yama allows only an ancestor to read it (ptrace_scope 1, without
+ * CAP_SYS_PTRACE) the listener is a thread of isd's instead.  guard
+ * (netless, else NULL): its connect rule joins the filter (one filter
+ * chain holds one listener), and the listener answers those
+ * notifications by isd_connect_guard_answer; guard outlives a. */
+struct isd_connect_guard;
+int isd_activity_join_guard(struct isd_activity *a, const struct isd_connect_guard *guard);
+
 /* In the payload, after no_new_privs: the filter with a listener.  Returns
  * the listener descriptor, or -errno (-EBUSY: an outer filter already has
  * one).  Does not allocate. */

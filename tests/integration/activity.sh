@@ -602,3 +602,109 @@ test_log_end_not_waited_for() {
 	[ "$took" -lt 5 ] || fail "isd took $took s: it waited for the listener's end"
 	return 0
 }
+
+# The landlock tier (no namespace), where it can run here.
+need_landlock_tier() {
+	run_isd exec --isolation landlock --profile none "$@" -- true
+	[ "$rc" -eq 0 ] || skip "the landlock tier cannot run here: $err"
+}
+
+# ll_run HOW ARGS...: isd-testhooks exec ARGS in the landlock tier, the
+# activity log's listener a process (HOW=process) or a thread of isd's
+# (HOW=thread: as where Yama lets only the payload's ancestor read it).
+ll_run() {
+	how=$1
+	shift
+	th=
+	[ "$how" = thread ] && th=1
+	ISD_TEST_ACTIVITY_THREAD=$th "$ISD_TESTHOOKS" exec --isolation landlock --profile none "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+}
+
+# The landlock tier records every exec as the full tier does, with its
+# working directory and argv, and what came from the sandbox visible as
+# text (issue 22: the tier refused --activity-log).
+test_landlock_log_shows_commands_quoted() {
+	need_landlock_tier
+	P=$T/proj
+	mkdir -p "$P/sub"
+	for how in process thread; do
+		log=$T/$how.log
+		cd "$P" || fail "cd $P"
+		ll_run "$how" --workspace "$P:ro" --activity-log "$log" -- \
+			sh -c 'cd sub && /bin/true "two words" $(printf "\033]0;pwned\007")'
+		cd "$T" || fail "cd $T"
+		expect_rc 0 "$how: $err"
+		[ -s "$log" ] || fail "$how: no activity log"
+		need_exec_records "$log"
+		expect_eq "$(exec_records "$log")" 2 "$how: exec records of sh and true"
+		expect_contains "$(cat "$log")" '"cwd":"'"$P"'/sub","path":"/bin/true","argv":["/bin/true","two words","\u001b]0;pwned\u0007"]' "$how"
+		run_isd log --file "$log"
+		expect_rc 0 "$how: isd log"
+		expect_contains "$out" "  $P  \$ sh -c 'cd sub && /bin/true \"two words\"" "$how"
+		expect_contains "$out" "  $P/sub  \$ /bin/true 'two words' \$'\\x1b]0;pwned\\x07'" "$how"
+		printf '%s' "$out" | od -An -c | grep -q '033' && fail "$how: a raw ESC reached isd log's output"
+	done
+	asserted
+}
+
+# A cow session in the landlock tier keeps its log in its directory, as
+# the full tier's does: isd log ID prints it, isd session list counts it.
+test_landlock_cow_session_log() {
+	need_landlock_tier
+	P=$T/proj
+	mkdir -p "$P"
+	export XDG_STATE_HOME=$T/state
+	cd "$P" || fail "cd $P"
+	ll_run process --workspace "$P:cow" -- sh -c '/bin/echo made >new'
+	cd "$T" || fail "cd $T"
+	expect_rc 0 "the payload: $err"
+	id=$(ls "$XDG_STATE_HOME/isd/sessions" | grep -v '^\.')
+	[ -n "$id" ] || fail "no session kept"
+	[ -s "$XDG_STATE_HOME/isd/sessions/$id/activity.jsonl" ] || fail "the session has no activity log"
+	need_exec_records "$XDG_STATE_HOME/isd/sessions/$id/activity.jsonl"
+	run_isd log "$id"
+	expect_rc 0 "isd log $id: $err"
+	expect_contains "$out" "  \$ sh -c '/bin/echo made >new'"
+	expect_contains "$out" "  \$ /bin/echo made"
+	expect_listed "$id" 5 COMMANDS commands 2
+}
+
+# netless with the log in the landlock tier: one filter, one listener,
+# which answers the connect guard's notifications too: the allowed server
+# on the loopback is reached through the relay, the denied one is not,
+# nor directly (the guard's EACCES); the execs and the connections are
+# recorded.
+test_landlock_netless_log_keeps_the_guard() {
+	SPY=/usr/bin/python3
+	[ -x "$SPY" ] || skip "$SPY (python3) is not installed"
+	need_landlock_tier --network netless
+	mkdir -p "$T/www" "$T/d"
+	echo hello >"$T/www/hello.txt"
+	# the landlock tier reads nothing of $HOME, where a checkout may be
+	cp "$ISD_TEST_SRCDIR/tests/network/netless-get.py" "$T/d/" || fail "cannot copy netless-get.py"
+	for s in allowed denied; do
+		(cd "$T/www" && SERVE_PORT=0 exec "$SPY" "$ISD_TEST_SRCDIR/tests/network/serve.py" http "$T/www" "$T/$s.port") &
+		at_teardown "kill $!"
+	done
+	wait_until 10 test -s "$T/allowed.port" -a -s "$T/denied.port" || fail "the servers did not start"
+	a=$(cat "$T/allowed.port") d=$(cat "$T/denied.port")
+	for how in process thread; do
+		log=$T/$how.log
+		ll_run "$how" --network netless --allow "127.0.0.1:$a" -v "$T/d:$T/d" --activity-log "$log" -- \
+			sh -c "$SPY $T/d/netless-get.py $a $d; /bin/true after"
+		expect_rc 0 "$how: $err"
+		expect_not_contains "$err" "note:" "$how: no note"
+		expect_contains "$out" "allowed: hello" "$how: the allowed server through the relay"
+		expect_contains "$out" "denied: http 403" "$how: the relay refuses the denied one"
+		expect_contains "$out" "direct: failed: <urlopen error [Errno 13]" "$how: the guard refuses a direct connect"
+		need_exec_records "$log"
+		json=$(cat "$log")
+		expect_contains "$json" "\"path\":\"$SPY\",\"argv\":[\"$SPY\",\"$T/d/netless-get.py\",\"$a\",\"$d\"]" "$how"
+		expect_contains "$json" '"path":"/bin/true","argv":["/bin/true","after"]' "$how"
+		expect_eq "$(exec_records "$log")" 3 "$how: exec records of sh, python3 and true"
+		expect_contains "$json" '"type":"net","time"' "$how: the relay's records"
+	done
+}

@@ -198,7 +198,7 @@ SERVE_PORT=0 /usr/bin/python3 "$NETDIR/serve.py" http "$T/www" "$T/allowed.port"
 echo $! >"$T/serve.pid"
 while [ ! -s "$T/allowed.port" ]; do sleep 0.05; done
 a=$(cat "$T/allowed.port")
-"$ISD" exec --isolation "$TIER" --network netless --allow "127.0.0.1:$a" -v "$T/d:$T/d" -- \
+"$ISD" exec --isolation "$TIER" --network netless --allow "127.0.0.1:$a" -v "$T/d:$T/d" $ATTACK_LOG -- \
 	/usr/bin/python3 "$T/d/connect-guard.py" attack "$T/d" "$a"
 rc=$?
 sleep 0.5
@@ -234,6 +234,31 @@ test_landlock_netless_connects_only_to_the_relay() {
 	expect_connects_only_to_the_relay
 }
 
+# The same with the activity log, whose listener answers the guard's
+# connects from the one filter they share (src/sandbox-landlock-listen.c),
+# here and under Docker's profile (isd's socket in the payload's place);
+# the log records the attack's exec.
+test_landlock_netless_with_log_connects_only_to_the_relay() {
+	[ -x "$SPY" ] || skip "python3 (python3) is not installed"
+	write_connect_attack
+	at_teardown 'kill $(cat "$T/decoy.pid" "$T/serve.pid" 2>/dev/null) 2>/dev/null'
+	ATTACK_LOG="--activity-log $T/d/attack.log" TIER=landlock NETDIR=$NETDIR sh "$T/attack.sh" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	expect_not_contains "$err" "note:" "no note"
+	expect_connects_only_to_the_relay
+	expect_contains "$(cat "$T/d/attack.log")" '"argv":["/usr/bin/python3","'"$T"'/d/connect-guard.py","attack"'
+	kill $(cat "$T/decoy.pid" "$T/serve.pid" 2>/dev/null) 2>/dev/null
+	rm -f "$T/d/attack.log" "$T/d/decoy.log" "$T/allowed.port"
+	cat >"$T/inner.sh" <<'EOF'
+ATTACK_LOG="--activity-log $T/d/attack.log" TIER=auto sh "$T/attack.sh" 2>"$T/d/err"
+EOF
+	in_docker_like -e NETDIR="$NETDIR"
+	expect_connects_only_to_the_relay
+	expect_contains "$(cat "$T/d/attack.log")" '"argv":["/usr/bin/python3","'"$T"'/d/connect-guard.py","attack"' "nested"
+}
+
 # Under Docker's default profile, which refuses isd pidfd_getfd: a socket
 # of isd's takes the place of the payload's; --isolation auto's one note
 # says nothing of the network but the DNS stub.
@@ -263,6 +288,24 @@ EOF
 	expect_rc 0 "$err"
 	expect_contains "$out" "rc=0"
 	expect_contains "$err" "isd: note: --network netless: an outer seccomp filter has the one listener"
+}
+
+# The same with the inner run's own --activity-log, which in netless
+# shares the one filter and listener with the guard: neither has it, the
+# log's header and a note say it records no commands, the guard's note
+# says what holds, and the run goes on (before, the tier refused the log).
+test_landlock_netless_log_under_an_outer_listener_says_so() {
+	cat >"$T/inner.sh" <<'EOF'
+"$ISD" exec --isolation landlock --network netless --activity-log "$T/inner.log" -- /bin/echo inner-ran
+echo "rc=$?"
+EOF
+	in_docker_like --activity-log "$T/activity.log"
+	expect_rc 0 "$err"
+	expect_contains "$out" "inner-ran"
+	expect_contains "$out" "rc=0"
+	expect_contains "$err" "isd: note: --network netless: an outer seccomp filter has the one listener"
+	expect_contains "$err" "isd: note: the activity log records no commands in this run: an outer seccomp filter"
+	expect_contains "$(cat "$T/inner.log")" '"exec_records":false'
 }
 
 # --forward in netless (how a local model is reached): the payload's
