@@ -650,6 +650,11 @@ void isd_activity_off(struct isd_activity *a, int err)
 	write_header(a, err);
 }
 
+pid_t isd_activity_listener_pid(const struct isd_activity *a)
+{
+	return a && a->listener_pid > 0 ? a->listener_pid : 0;
+}
+
 bool isd_activity_log_is_written(int fd)
 {
 	struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};

@@ -98,7 +98,7 @@ int isd_init_run_until(pid_t payload, int stop_sig)
 /* Children of self, from each /proc/PID/stat's ppid field (works without
  * CONFIG_PROC_CHILDREN), SIGKILLed and reaped.  A child's pid cannot be
  * reused before we reap it, so killing what is listed is safe. */
-static size_t kill_children(pid_t self, pid_t exclude)
+static size_t kill_children(pid_t self, const pid_t *keep, size_t n_keep)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -111,9 +111,12 @@ static size_t kill_children(pid_t self, pid_t exclude)
 		char path[64], buf[512], *close_paren;
 		long pid = strtol(e->d_name, NULL, 10), ppid;
 		ssize_t len;
+		bool kept = false;
 		int fd;
 
-		if (pid <= 0 || pid == exclude)
+		for (size_t i = 0; i < n_keep; i++)
+			kept |= keep[i] > 0 && pid == keep[i];
+		if (pid <= 0 || kept)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -141,13 +144,13 @@ static size_t kill_children(pid_t self, pid_t exclude)
 	return n;
 }
 
-void isd_init_kill_descendants(pid_t exclude)
+void isd_init_kill_descendants(const pid_t *keep, size_t n_keep)
 {
 	pid_t self = getpid();
 
 	/* As a child subreaper, every orphan of the tree comes to us: kill
 	 * the children, reap them, and their children are ours next. */
-	for (int round = 0; round < 100000 && kill_children(self, exclude) > 0; round++)
+	for (int round = 0; round < 100000 && kill_children(self, keep, n_keep) > 0; round++)
 		;
 }
 
@@ -601,6 +604,6 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 		kill(payload, SIGKILL);
 	r = isd_init_run_until(payload, spec->pid_host ? ISD_INIT_DEATH_SIGNAL : 0);
 	if (spec->pid_host)
-		isd_init_kill_descendants(0);
+		isd_init_kill_descendants(NULL, 0);
 	_exit(r < 0 ? 128 + SIGKILL : r);
 }

@@ -90,8 +90,11 @@ int isd_init_block_signals(sigset_t *old_mask);
 int isd_init_run_until(pid_t payload, int stop_sig);
 
 /* Without a pid namespace (--pid host), as a child subreaper: SIGKILL every
- * descendant until none is left (but exclude, a helper of isd's own). */
-void isd_init_kill_descendants(pid_t exclude);
+ * descendant until none is left but the n_keep helpers of isd's own in
+ * keep (0: none): the storage watcher, the network helper, the activity
+ * log's listener, which answers the last of them until they are gone and
+ * may still hold their records. */
+void isd_init_kill_descendants(const pid_t *keep, size_t n_keep);
 
 /* Docker's convention for a wait status. */
 int isd_exit_status_from_wait(int status);

@@ -747,7 +747,7 @@ wait:
 	for (size_t i = 0; forwarding && i < ISD_N_FORWARDED_SIGNALS; i++)
 		sigaction(isd_forwarded_signals[i], &old_forward[i], NULL);
 	/* The watcher looks on until the last of them is gone. */
-	isd_init_kill_descendants(isd_storage_watch_helper_pid(storage));
+	isd_init_kill_descendants((pid_t[]){isd_storage_watch_helper_pid(storage), isd_activity_listener_pid(t.activity)}, 2);
 	isd_storage_watch_stop(storage);
 	storage = NULL;
 	if (r < 0) {

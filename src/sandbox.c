@@ -543,7 +543,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	stop_forwarding(old_forward, &forwarding);
 	/* --pid host: what outlived init (it was killed first) came to us. */
 	if (spec->pid_host)
-		isd_init_kill_descendants(net_helper.pid);
+		isd_init_kill_descendants((pid_t[]){net_helper.pid, isd_activity_listener_pid(activity)}, 2);
 	exit_code = relay_failed ? ISD_EXIT_FAILURE : isd_exit_status_from_wait(status);
 	if (r > 0) {
 		isd_error_raw(-EIO, msg.text);

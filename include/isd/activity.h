@@ -35,6 +35,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #define ISD_ACTIVITY_FILE "activity.jsonl"
 #define ISD_ACTIVITY_MAX_LOG (64u << 20)  /* per session; then one "dropped" record */
@@ -75,6 +76,10 @@ void isd_activity_off(struct isd_activity *a, int err);
  * the relay stopped. */
 struct isd_net_record;
 void isd_activity_net_record(void *ctx, const struct isd_net_record *r);
+
+/* The process that answers the notifications (0: none, or a thread's):
+ * one of isd's own, not the sandbox's to kill with its descendants. */
+pid_t isd_activity_listener_pid(const struct isd_activity *a);
 
 /* Stops answering, writes the "dropped" record if any, closes the log. */
 void isd_activity_free(struct isd_activity *a);

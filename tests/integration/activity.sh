@@ -639,7 +639,7 @@ test_landlock_log_shows_commands_quoted() {
 		expect_rc 0 "$how: $err"
 		[ -s "$log" ] || fail "$how: no activity log"
 		need_exec_records "$log"
-		expect_eq "$(exec_records "$log")" 2 "$how: exec records of sh and true"
+		expect_eq "$(exec_records "$log")" 2 "$how: exec records of sh and true: $(cat "$log")"
 		expect_contains "$(cat "$log")" '"cwd":"'"$P"'/sub","path":"/bin/true","argv":["/bin/true","two words","\u001b]0;pwned\u0007"]' "$how"
 		run_isd log --file "$log"
 		expect_rc 0 "$how: isd log"
