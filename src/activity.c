@@ -487,6 +487,9 @@ static void handle_one(struct isd_activity *a)
 	resp.id = req.id;
 	resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	(void)!ioctl(a->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	if (isd_testhook_activity_write_delay_ms())
+		nanosleep(&(struct timespec){.tv_nsec = (long)(isd_testhook_activity_write_delay_ms() % 1000) * 1000000},
+			  NULL);
 	isd_exe_watch_flush(a->exe);
 	if (exe < 0)
 		return;

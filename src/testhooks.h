@@ -55,6 +55,16 @@ static inline unsigned isd_testhook_activity_end_delay_ms(void)
 	return v ? (unsigned)strtoul(v, NULL, 10) : 0;
 }
 
+/* ISD_TEST_ACTIVITY_WRITE_DELAY_MS=N: the activity log's listener waits N
+ * ms after each answer, before it keeps what it read, as on a machine too
+ * busy to run it: the payload may end meanwhile. */
+static inline unsigned isd_testhook_activity_write_delay_ms(void)
+{
+	const char *v = getenv("ISD_TEST_ACTIVITY_WRITE_DELAY_MS");
+
+	return v ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
 /* ISD_TEST_ACTIVITY_THREAD=1: the landlock tier's activity log answers
  * from a thread of isd's, as where Yama keeps a process that is not the
  * payload's ancestor from reading it, so that a test runs that way on a
@@ -93,6 +103,11 @@ static inline unsigned isd_testhook_activity_end_delay_ms(void)
 static inline bool isd_testhook_activity_thread(void)
 {
 	return false;
+}
+
+static inline unsigned isd_testhook_activity_write_delay_ms(void)
+{
+	return 0;
 }
 
 static inline unsigned isd_testhook_bind_attrs(const char *destination, unsigned attrs)

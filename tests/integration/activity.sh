@@ -708,3 +708,23 @@ test_landlock_netless_log_keeps_the_guard() {
 		expect_contains "$json" '"type":"net","time"' "$how: the relay's records"
 	done
 }
+
+# The payload ends while the listener still holds the record of a
+# background exec (ISD_TEST_ACTIVITY_WRITE_DELAY_MS: a listener too busy
+# to keep it at once): isd kills what is left, but not the listener, which
+# writes the record (before, the landlock tier killed it with the rest and
+# the record was lost).  The payload waits until the background process's
+# exec went on (its comm changed), then ends.
+test_landlock_log_outlives_the_kill_of_leftovers() {
+	need_landlock_tier
+	ISD_TEST_ACTIVITY_WRITE_DELAY_MS=500 "$ISD_TESTHOOKS" exec --isolation landlock --profile none --activity-log "$T/k.log" -- \
+		sh -c '/bin/sleep 30 & n=0; while [ $n -lt 3000000 ]; do read -r c </proc/$!/comm || break; [ "$c" = sleep ] && exit 0; n=$((n+1)); done; echo never' \
+		>"$T/out" 2>"$T/err"
+	rc=$?
+	out=$(cat "$T/out")
+	err=$(cat "$T/err")
+	expect_rc 0 "$err"
+	expect_not_contains "$out" never "the background exec went on"
+	need_exec_records "$T/k.log"
+	expect_contains "$(cat "$T/k.log")" '"path":"/bin/sleep","argv":["/bin/sleep","30"]' "the background exec's record"
+}
