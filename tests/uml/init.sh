@@ -31,7 +31,23 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs /run
-[ -c /dev/null ] || mount -t devtmpfs devtmpfs /dev
+# The guest's own /dev, always: hostfs's /dev is the host's, where the
+# guest's root (the host's root, through hostfs) changed the host's nodes
+# (a chown of /dev/null to the test user was seen).
+# (Debian's user-mode Linux has no devtmpfs: a tmpfs with the usual nodes.)
+mount -t tmpfs -o mode=755 tmpfs /dev || { say "cannot mount the guest's /dev"; exit 1; }
+for n in "null 1 3" "zero 1 5" "full 1 7" "random 1 8" "urandom 1 9" "tty 5 0"; do
+	# shellcheck disable=SC2086
+	set -- $n
+	mknod -m 666 "/dev/$1" c "$2" "$3" || { say "cannot make /dev/$1"; exit 1; }
+done
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts /dev/pts && ln -s pts/ptmx /dev/ptmx
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+ln -s /proc/self/fd /dev/fd
+ln -s /proc/self/fd/0 /dev/stdin
+ln -s /proc/self/fd/1 /dev/stdout
+ln -s /proc/self/fd/2 /dev/stderr
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup || { say "no cgroup2"; exit 1; }
 mkdir -p /tmp/guest
 chmod 0777 /tmp/guest
