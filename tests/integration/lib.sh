@@ -80,7 +80,13 @@ expect_one_of() {
 # The machine's root, not uid 0 of a user namespace (CI's nested tiers
 # run the suite as root of `unshare -r` and of bwrap, which map one id).
 host_root() {
-	[ "$(id -u)" -eq 0 ] && [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]
+	[ "$(id -u)" -eq 0 ] && initial_userns
+}
+
+# Whether the caller is in the machine's own user namespace (nested in
+# unshare -r or bwrap it is not: newuidmap cannot map /etc/subuid there).
+initial_userns() {
+	[ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" = 4294967295 ]
 }
 
 # Whether a process's command line contains TEXT: pgrep -f without procps,

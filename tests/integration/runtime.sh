@@ -353,18 +353,19 @@ test_exec() {
 # allows setgroups).
 test_exec_additional_gids() {
 	at_teardown cleanup_containers
-	if [ "$(id -u)" -eq 0 ]; then
+	if host_root; then
 		subu=300000 sub=300000
 	else
+		initial_userns || skip "newuidmap cannot map /etc/subuid nested in another user namespace"
 		sub=$(awk -F: -v u="$(id -un)" -v n="$(id -u)" '($1 == u || $1 == n) && $3 >= 100 { print $2; exit }' /etc/subgid)
 		subu=$(awk -F: -v u="$(id -un)" -v n="$(id -u)" '($1 == u || $1 == n) && $3 >= 100 { print $2; exit }' /etc/subuid)
 		[ -n "$sub" ] && [ -n "$subu" ] && command -v newgidmap >/dev/null || skip "no /etc/subgid range or newgidmap here"
 	fi
 	make_bundle "$T/b" 'import sys
 c["process"]["user"] = {"uid": 0, "gid": 0, "additionalGids": [5, 7]}
-c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": '"$([ "$(id -u)" -eq 0 ] && echo "$subu" || id -u)"', "size": 1},
+c["linux"]["uidMappings"] = [{"containerID": 0, "hostID": '"$(host_root && echo "$subu" || id -u)"', "size": 1},
                              {"containerID": 1, "hostID": '"$subu"' + 1, "size": 99}]
-c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": '"$([ "$(id -u)" -eq 0 ] && echo "$sub" || id -g)"', "size": 1},
+c["linux"]["gidMappings"] = [{"containerID": 0, "hostID": '"$(host_root && echo "$sub" || id -g)"', "size": 1},
                              {"containerID": 1, "hostID": '"$sub"' + 1, "size": 99}]
 if not any(n["type"] == "user" for n in c["linux"]["namespaces"]): c["linux"]["namespaces"].append({"type": "user"})
 c["process"]["args"] = ["sh", "-c", "grep ^Groups: /proc/self/status > /tmp/groups; exec sleep 600"]'
@@ -555,7 +556,7 @@ c["process"]["args"] = ["sh", "-c", "cat /mnt/ro/f; touch /mnt/ro/x 2>/dev/null 
 # meaning, as runc and crun keep it (isd-oci-config(5)).  The "host" is
 # a mount namespace of the test's own with a shared tmpfs.
 test_config_propagation_host() {
-	[ "$(id -u)" -eq 0 ] || skip "a root caller's binds (rootless ones are cloned in the sandbox's namespace)"
+	host_root || skip "a root caller's binds (rootless ones, and those of root nested in a user namespace, are cloned in the sandbox's namespace)"
 	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
 	mkdir -p "$T/hs" || fail "cannot make the host dir"
 	k=0
