@@ -313,7 +313,8 @@ int rt_apply_groups(struct isd_spec *spec, const struct isd_oci_extra *x)
 			      x->config_path, spec->gid, spec->gid);
 	free(spec->groups);
 	spec->groups = isd_xcalloc(x->n_additional_gids, sizeof(*spec->groups));
-	memcpy(spec->groups, x->additional_gids, x->n_additional_gids * sizeof(*spec->groups));
+	if (x->n_additional_gids) /* none: additional_gids is NULL, which memcpy may not take */
+		memcpy(spec->groups, x->additional_gids, x->n_additional_gids * sizeof(*spec->groups));
 	spec->n_groups = x->n_additional_gids;
 	return isd_rootful_map_groups(spec);
 }
