@@ -240,9 +240,9 @@ static int send_fd(int32_t type, int32_t tag, int fd, const char *what);
 
 /* The exec listener goes to isd, none of it stays in the sandbox.  Without
  * one (an outer listener: EBUSY) the run goes on and isd says so. */
-static int hand_over_activity_listener(const struct isd_activity *activity)
+static int hand_over_activity_listener(const struct isd_init_args *a)
 {
-	int fd = isd_activity_install(activity), r;
+	int fd = isd_activity_install(a->activity), r;
 
 	if (fd < 0) {
 		struct setup_message msg = {.type = SETUP_ACTIVITY, .exit_code = fd};
@@ -250,7 +250,10 @@ static int hand_over_activity_listener(const struct isd_activity *activity)
 		(void)!send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL);
 		return 0;
 	}
-	r = send_fd(SETUP_ACTIVITY, 0, fd, "the activity log's listener");
+	if (!a->activity_prestarted)
+		r = send_fd(SETUP_ACTIVITY, 0, fd, "the activity log's listener");
+	else if ((r = isd_activity_send_listener(ACTIVITY_FD, fd)) < 0)
+		isd_error(r, "handing the activity log's listener to isd");
 	close(fd);
 	return r;
 }
@@ -360,7 +363,7 @@ static _Noreturn void payload_main(const struct isd_init_args *a, const sigset_t
 	if (r == 0)
 		r = isd_landlock_apply(&a->landlock);
 	if (r == 0 && a->activity)
-		r = hand_over_activity_listener(a->activity);
+		r = hand_over_activity_listener(a);
 	if (r == 0 && a->start_gate_fd >= 0 && (r = wait_at_start_gate(a)) == -ENOENT)
 		report_and_exit(ISD_EXIT_NOT_FOUND);
 	if (r == 0)
@@ -595,6 +598,8 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	if (pty_slave >= 0)
 		close(pty_slave);
 	close(SETUP_FD);
+	if (a->activity_prestarted)
+		close(ACTIVITY_FD);
 	if (a->start_gate_fd >= 0)
 		close(a->start_gate_fd);
 	/* the payload's now: init holds none (a pipe's end would stay open) */

@@ -23,6 +23,10 @@
 /* The cow session's lock, held by init until the sandbox's last process is
  * gone, so that the session counts as running as long as one lives. */
 #define SESSION_LOCK_FD 4
+/* The socket to the activity log's listening thread (isd_activity_prestart),
+ * when isd_init_args.activity_prestarted: the payload's listener goes
+ * there, not over SETUP_FD. */
+#define ACTIVITY_FD 5
 /* What init gets when isd dies, with --pid host (see isd_init_main). */
 #define ISD_INIT_DEATH_SIGNAL SIGPWR
 
@@ -46,6 +50,7 @@ struct isd_init_args {
 	const struct isd_spec *spec;
 	const struct isd_seccomp_program *seccomp;
 	const struct isd_activity *activity;
+	bool activity_prestarted; /* its listener goes to ACTIVITY_FD */
 	struct isd_landlock_plan landlock;
 	struct isd_mount_extras extras;
 	bool wait_for_cgroup; /* the parent moves us into the cgroup first */

@@ -331,7 +331,7 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	_cleanup_free_ char *hosts = NULL, *resolv = NULL;
 	struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
 	struct sigaction old_forward[ISD_N_FORWARDED_SIGNALS];
-	int sv[2] = {-1, -1};
+	int sv[2] = {-1, -1}, activity_sock = -1;
 	int status = 0, exit_code, r, was_subreaper = 0;
 	bool needs_attach, forwarding = false;
 	pid_t pid = -1;
@@ -436,6 +436,9 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 		isd_error(-errno, "creating the setup socket");
 		goto out;
 	}
+	if (activity && (r = isd_activity_prestart(activity, &activity_sock)) < 0)
+		goto out;
+	args.activity_prestarted = activity_sock >= 0;
 	fflush(NULL);
 	args.wait_for_cgroup = false;
 	/* --pid host: should init die first, the orphans come to isd. */
@@ -454,22 +457,34 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 		 * number (and the session's lock, for init); every other
 		 * descriptor the caller passed is closed. */
 		int lock = have_session ? fcntl(session.lock_fd, F_DUPFD_CLOEXEC, 10) : -1;
+		unsigned first_other = lock >= 0 ? SESSION_LOCK_FD + 1 : SETUP_FD + 1;
+
 		/* The gate keeps its number, unless the fixed ones need it. */
-		if (args.start_gate_fd >= 0 && args.start_gate_fd <= SESSION_LOCK_FD &&
-		    (args.start_gate_fd = fcntl(args.start_gate_fd, F_DUPFD_CLOEXEC, SESSION_LOCK_FD + 1)) < 0)
+		if (args.start_gate_fd >= 0 && args.start_gate_fd <= ACTIVITY_FD &&
+		    (args.start_gate_fd = fcntl(args.start_gate_fd, F_DUPFD_CLOEXEC, ACTIVITY_FD + 1)) < 0)
 			_exit(ISD_EXIT_FAILURE);
 		if (dup3(sv[1], SETUP_FD, O_CLOEXEC) < 0 && sv[1] != SETUP_FD)
 			_exit(ISD_EXIT_FAILURE);
 		if (lock >= 0 && dup3(lock, SESSION_LOCK_FD, O_CLOEXEC) < 0)
 			_exit(ISD_EXIT_FAILURE);
-		isd_rootful_close_other_fds(spec, &args.extras, lock >= 0 ? SESSION_LOCK_FD + 1 : SETUP_FD + 1,
-					    args.start_gate_fd);
+		/* (activity_sock is above the fixed numbers: isd_activity_prestart) */
+		if (activity_sock >= 0) {
+			if (lock < 0)
+				close(SESSION_LOCK_FD);
+			if (dup3(activity_sock, ACTIVITY_FD, O_CLOEXEC) < 0)
+				_exit(ISD_EXIT_FAILURE);
+			first_other = ACTIVITY_FD + 1;
+		}
+		isd_rootful_close_other_fds(spec, &args.extras, first_other, args.start_gate_fd);
 		/* also: wait until pasta/slirp4netns configured the network */
 		args.wait_for_cgroup = needs_attach || spec->network == ISD_NET_PRIVATE;
 		isd_init_main(&args);
 	}
 	close(sv[1]);
 	sv[1] = -1;
+	if (activity_sock >= 0)
+		close(activity_sock);
+	activity_sock = -1;
 	waited.pid = pid;
 	forward_to = pid;
 	for (size_t i = 0; i < ISD_N_FORWARDED_SIGNALS; i++)
@@ -514,6 +529,10 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 		(void)!send(sv[0], "g", 1, MSG_NOSIGNAL);
 	}
 
+	/* Started now, while the sandbox sets itself up: ready before the
+	 * payload's first exec, and its start is off the set-up's way. */
+	if (activity && (r = isd_activity_listen(activity)) < 0)
+		goto out;
 	parent_failed = false;
 	r = read_setup_messages(sv[0], &msg, &pty_master, proxy, activity, d && d->start_gate_fd >= 0);
 	if (d && proxy && (r == 2 || (r == 0 && d->start_gate_fd < 0)))
@@ -589,6 +608,8 @@ out:
 		close(sv[0]);
 	if (sv[1] >= 0)
 		close(sv[1]);
+	if (activity_sock >= 0)
+		close(activity_sock);
 	isd_seccomp_program_free(&seccomp);
 	isd_landlock_plan_free(&args.landlock);
 	if (failure && failure[0])

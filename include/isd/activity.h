@@ -65,6 +65,18 @@ int isd_activity_join_guard(struct isd_activity *a, const struct isd_connect_gua
  * one).  Does not allocate. */
 int isd_activity_install(const struct isd_activity *a);
 
+/* In the parent, before the sandbox is made: *payload_end is the socket
+ * the payload sends its listener through (isd_activity_send_listener),
+ * to the thread isd_activity_listen starts once the sandbox is made (a
+ * process of its own session takes over from it once the run lives past
+ * its start); isd closes *payload_end once the sandbox has it.  -1 for a
+ * listener that must stay a thread (isd_activity_join_guard): then the
+ * payload sends it to isd, and isd_activity_start starts the thread. */
+int isd_activity_prestart(struct isd_activity *a, int *payload_end);
+int isd_activity_listen(struct isd_activity *a);
+/* In the payload: its listener to that thread. */
+int isd_activity_send_listener(int payload_end, int listener_fd);
+
 /* In the parent: the listener arrived (starts answering at once: the
  * payload's own execve waits for it), or the payload could not install it
  * (err: its -errno; one `isd: note:` line and the header say so). */
@@ -78,8 +90,9 @@ struct isd_net_record;
 void isd_activity_net_record(void *ctx, const struct isd_net_record *r);
 
 /* The process that answers the notifications (0: none, or a thread's):
- * one of isd's own, not the sandbox's to kill with its descendants. */
-pid_t isd_activity_listener_pid(const struct isd_activity *a);
+ * one of isd's own, not the sandbox's to kill with its descendants.
+ * Asked once the sandbox is over: the thread forks no process after. */
+pid_t isd_activity_listener_pid(struct isd_activity *a);
 
 /* Stops answering, writes the "dropped" record if any, closes the log. */
 void isd_activity_free(struct isd_activity *a);

@@ -592,15 +592,49 @@ test_log_listener_in_its_own_session() {
 # the log is complete when isd returns.
 test_log_end_not_waited_for() {
 	start=$(date +%s)
+	# (past the listener's start as a thread: the process is forked)
 	ISD_TEST_ACTIVITY_END_DELAY_MS=6000 "$ISD_TESTHOOKS" exec --profile none --activity-log "$T/a.log" \
-		-- sh -c '/bin/true' >"$T/out" 2>"$T/err"
+		-- sh -c 'sleep 0.5; /bin/true' >"$T/out" 2>"$T/err"
 	rc=$?
 	took=$(( $(date +%s) - start ))
 	expect_rc 0 "isd"
-	expect_eq "$(exec_records "$T/a.log")" 2 "exec records (sh, true)"
-	expect_eq "$(grep -c '"exe":' "$T/a.log")" 2 "records with the executable that ran"
+	expect_eq "$(exec_records "$T/a.log")" 3 "exec records (sh, sleep, true)"
+	expect_eq "$(grep -c '"exe":' "$T/a.log")" 3 "records with the executable that ran"
 	[ "$took" -lt 5 ] || fail "isd took $took s: it waited for the listener's end"
 	return 0
+}
+
+# The listener starts as a thread of isd's (a short run forks nothing for
+# it) and hands over to a process of its own session once the run lives
+# past its start: an exec loop that runs across the hand-over is recorded
+# whole, in order, each record with the executable that ran; what the
+# thread recorded and what the process did are one log.
+test_log_whole_across_the_handover() {
+	run_isd exec --profile none --activity-log "$T/h.log" -- \
+		sh -c 'i=0; while [ $i -lt 40 ]; do /bin/true $i; sleep 0.01; i=$((i+1)); done'
+	expect_rc 0 "the loop: $err"
+	need_exec_records "$T/h.log"
+	expect_eq "$(exec_records "$T/h.log")" 81 "exec records of sh, 40 true and 40 sleep"
+	expect_eq "$(grep -c '"exe":' "$T/h.log")" 81 "records with the executable that ran"
+	seq=$(sed -n 's/.*"path":"\/bin\/true","argv":\["\/bin\/true","\([0-9]*\)"\].*/\1/p' "$T/h.log" | tr '\n' ' ')
+	expect_eq "$seq" "$(seq 0 39 | tr '\n' ' ')" "the loop's execs in order"
+	# a short run: isd's only child is the sandbox's init
+	"$ISD" exec --profile none --activity-log "$T/s.log" -- sh -c 'sleep 0.03' >/dev/null 2>&1 &
+	isd_pid=$!
+	at_teardown "kill $isd_pid 2>/dev/null; wait"
+	sleep 0.01
+	kids=
+	for _ in 1 2 3 4 5; do
+		kids=$(cat /proc/$isd_pid/task/*/children 2>/dev/null | wc -w)
+		[ "$kids" -gt 0 ] && break
+		sleep 0.005
+	done
+	wait $isd_pid
+	rc=$?
+	expect_rc 0 "the short run"
+	[ "${kids:-0}" -le 1 ] || fail "isd forked $kids children for a 30 ms run: the listener's process is not needed yet"
+	expect_eq "$(exec_records "$T/s.log")" 2 "exec records of the short run (sh, sleep)"
+	asserted
 }
 
 # The landlock tier (no namespace), where it can run here.
