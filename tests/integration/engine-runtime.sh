@@ -153,11 +153,17 @@ cell_run() {
 	pm run --rm $RUN_OPTS --rootfs "$R" /no-such-command
 	expect_eq "$rc" 127 "a missing command: podman's 127 ($err)"
 	# podman's default pids limit where the cgroup2 hierarchy has no pids
-	# controller: the runtime's refusal, not a "missing command"
+	# controller: the runtime's refusal, not a "missing command".  podman
+	# asks for the limit only where it sees a pids controller (here the
+	# hybrid layout's v1 one, which not every machine mounts).
+	pm info --format '{{.Host.CgroupControllers}}'
+	podman_pids=$(printf '%s' "$out" | grep -ow pids)
 	case $RUN_OPTS in *--pids-limit=-1*)
-		pm run --rm $(printf '%s' "$RUN_OPTS" | sed 's/--pids-limit=-1//') --rootfs "$R" true
-		[ "$MODE" = rootless ] || expect_eq "$rc" 126 "the pids limit refused by the runtime ($err)"
-		[ "$MODE" = rootless ] || expect_contains "$err" "linux.resources need +pids" "why" ;;
+		if [ "$MODE" = rootful ] && [ -n "$podman_pids" ]; then
+			pm run --rm $(printf '%s' "$RUN_OPTS" | sed 's/--pids-limit=-1//') --rootfs "$R" sh -c true
+			expect_eq "$rc" 126 "the pids limit refused by the runtime ($err)"
+			expect_contains "$err" "linux.resources need +pids" "why"
+		fi ;;
 	esac
 	# --read-only: podman's binds of /etc/hosts and the like are noexec
 	pm run --rm --read-only $RUN_OPTS --rootfs "$R" sh -c 'touch /x 2>/dev/null || echo root=ro; touch /tmp/x && echo tmp=rw'
