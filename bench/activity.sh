@@ -5,13 +5,14 @@
 # log by --activity-log, which is what the agent profile's session log is):
 #  1. a loop of 1000 `/bin/true` execs inside (issue 22's goal: at most
 #     1.15 times the run without the log);
-#  2. start to exit of `isd exec -- /bin/true` (unchanged within noise);
+#  2. start to exit of `isd exec -- /bin/true` (unchanged within noise),
+#     in the namespaces tier and the landlock tier;
 #  3. a build of a small C project inside, `make -j2` of 40 files (when
 #     make and cc are installed; issue 22's goal for a build: 1.02).
-# 1 and 3 are paired and interleaved (each round runs both, in alternating
+# All are paired and interleaved (each round runs both, in alternating
 # order; the machine is shared, so medians of per-round ratios, with
-# quartiles); 2 is hyperfine's medians when it is installed, else paired
-# rounds as well.  Prints the figures and ratios; never asserts a time.
+# quartiles); 2 in both isolation tiers.  Prints the figures and ratios;
+# never asserts a time.
 #
 #   bench/activity.sh [ISD_BINARY]      (ROUNDS=10 START_RUNS=200)
 set -eu
@@ -75,30 +76,31 @@ with_exe = sum('"exe":' in l for l in recs)
 print(f"  (the last log: {len(recs)} exec records, {with_exe} with the executable that ran)")
 PY
 
-if command -v hyperfine >/dev/null; then
-	hyperfine -N --warmup 20 --runs "$START_RUNS" --export-json "$out/start.json" \
-		-n without "$ISD exec --profile none -- /bin/true" \
-		-n with "$ISD exec --profile none --activity-log $out/start.jsonl -- /bin/true" >/dev/null
-	python3 - "$out/start.json" <<'PY'
-import json, sys
-r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
-ms = lambda n: r[n]["median"] * 1000
-print(f"start to exit of true: with the log {ms('with'):.2f} ms, without {ms('without'):.2f} ms (medians of "
-      f"{len(r['with']['times'])}), ratio {ms('with') / ms('without'):.2f}")
-PY
-else
-	python3 - "$ISD" "$out" "$START_RUNS" <<'PY'
+# 2: paired rounds, each tier the log can run in (the landlock tier where
+# it can run here), every round both runs in alternating order.
+python3 - "$ISD" "$out" "$START_RUNS" <<'PY'
 import os, statistics, subprocess, sys, time
 isd, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-t = {False: [], True: []}
-for i in range(n):
-    for w in ((False, True) if i % 2 == 0 else (True, False)):
-        c = [isd, "exec", "--profile", "none"] + (["--activity-log", os.path.join(out, "start.jsonl")] if w else [])
-        s = time.perf_counter_ns()
-        subprocess.run(c + ["--", "/bin/true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        t[w].append((time.perf_counter_ns() - s) / 1e6)
-r = sorted(y / x for x, y in zip(t[False], t[True]))
-print(f"start to exit of true: with the log {statistics.median(t[True]):.2f} ms, without "
-      f"{statistics.median(t[False]):.2f} ms, ratio {statistics.median(r):.2f} ({n} pairs; install hyperfine for its medians)")
+log = os.path.join(out, "start.jsonl")
+null = subprocess.DEVNULL
+for tier in ("namespaces", "landlock"):
+    base = [isd, "exec", "--profile", "none"] + (["--isolation", "landlock"] if tier == "landlock" else [])
+    if subprocess.run(base + ["--", "/bin/true"], stdout=null, stderr=null).returncode != 0:
+        print(f"start to exit of true, {tier} tier: cannot run here")
+        continue
+    t = {False: [], True: []}
+    for i in range(n + 10):
+        for w in ((False, True) if i % 2 == 0 else (True, False)):
+            if w and os.path.exists(log):
+                os.unlink(log)
+            c = base + (["--activity-log", log] if w else [])
+            s = time.perf_counter_ns()
+            subprocess.run(c + ["--", "/bin/true"], stdout=null, stderr=null, check=True)
+            if i >= 10:
+                t[w].append((time.perf_counter_ns() - s) / 1e6)
+    r = sorted(y / x for x, y in zip(t[False], t[True]))
+    q = statistics.quantiles(r, n=4)
+    print(f"start to exit of true, {tier} tier: with the log {statistics.median(t[True]):.2f} ms, without "
+          f"{statistics.median(t[False]):.2f} ms, ratio {statistics.median(r):.3f} (quartiles {q[0]:.2f}-{q[2]:.2f}, "
+          f"{n} pairs)")
 PY
-fi
