@@ -130,6 +130,8 @@ static int apply_mounts(struct isd_spec *spec, const struct isd_oci_extra *x)
 {
 	const char *cfg = x->config_path;
 
+	/* "in the listed order" (the OCI runtime spec's mounts) */
+	spec->mounts_listed_order = true;
 	for (size_t i = 0; i < x->n_mounts; i++) {
 		const struct isd_oci_mount *m = &x->mounts[i];
 		int r;

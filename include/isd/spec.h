@@ -163,6 +163,9 @@ struct isd_spec {
 
 	struct isd_mount *mounts;
 	size_t n_mounts;
+	/* Mounted in the order listed (an OCI config's, as runc and crun
+	 * do), not parents before children (isd exec's -v in any order). */
+	bool mounts_listed_order;
 	struct isd_workspace workspace;
 	struct isd_device *devices;
 	size_t n_devices;

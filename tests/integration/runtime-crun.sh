@@ -316,6 +316,41 @@ open(os.path.join(os.path.dirname(sys.argv[1]), "dsts"), "w").write(
 	expect_eq "$(order "$isd_out")" "$(order "$crun_out")" "the config's mounts, their order and sources"
 }
 
+# The order holds for binds between other mounts, and for a mount listed
+# before a shallower one (the runtime-tools suite's mounts test binds
+# /etc so): isd cloned every bind's source before it made the root, and
+# mountinfo (Linux 6.8 on) lists mounts in the order they were made, so
+# the binds came first, ahead even of "/"; and isd exec's parents-first
+# order was applied to OCI configs too.
+test_mount_order_propagation() {
+	mkdir -p "$T/hsrc" && echo data >"$T/hsrc/f" && chmod -R a+rwX "$T/hsrc" || fail "cannot make the host dir"
+	diff_bundle 'import os
+t = os.environ["T"]
+c["process"]["args"] = ["cat", "/proc/self/mountinfo"]
+for i, o in enumerate(["rprivate", "shared", "rslave", "private", "slave"]):
+    c["mounts"].append({"destination": "/mnt/t%d" % i, "type": "tmpfs", "source": "tmpfs", "options": ["size=1k"]})
+    c["mounts"].append({"destination": "/mnt/b%d" % i, "type": "bind", "source": t + "/hsrc", "options": ["rbind", o]})
+    c["mounts"].append({"destination": "/mnt/p%d" % i, "type": "bind", "source": t + "/hsrc", "options": ["rbind", "ro"]})
+# deeper before shallower: listed order, not parents first
+c["mounts"].append({"destination": "/mnt/deep/er/t", "type": "tmpfs", "source": "tmpfs", "options": ["size=1k"]})
+c["mounts"].append({"destination": "/m1", "type": "tmpfs", "source": "tmpfs", "options": ["size=1k"]})
+open(os.path.join(os.path.dirname(sys.argv[1]), "dsts"), "w").write(
+  "/\n" + "".join(m["destination"] + "\n" for m in c["mounts"] if m["destination"] != "/sys/fs/cgroup"))'
+	both
+	expect_eq "$isd_rc" 0 "isd-runtime's exit status (stderr: $(cat "$T/isd.err"))"
+	# the config's mounts (and the root), in mountinfo's order
+	order() {
+		printf '%s\n' "$1" | awk -v dsts="$T/b/dsts" 'BEGIN { while ((getline l < dsts) > 0) want[l] = 1 }
+			{ if ($5 in want && !seen[$5]++) print $5 }'
+	}
+	want=$(grep -v -e '^/dev/mqueue$' "$T/b/dsts")
+	expect_contains "$(order "$crun_out")" "/mnt/b4" "crun: the binds (stderr: $(cat "$T/crun.err"))"
+	# crun 1.8 rootless lists its binds first (it clones them before the
+	# root too): the config's order is the reference, crun's as root
+	host_root && expect_eq "$(order "$crun_out" | grep -v '^/dev/mqueue$')" "$want" "crun: the config's order"
+	expect_eq "$(order "$isd_out" | grep -v '^/dev/mqueue$')" "$want" "isd-runtime: the mounts in the config's order"
+}
+
 # process.oomScoreAdj: the payload's score is the config's.  Raised only,
 # which needs no privilege (lowering below the caller's needs
 # CAP_SYS_RESOURCE: isd-runtime then warns and leaves it).
