@@ -200,8 +200,12 @@ static bool try_exec(const char *candidate, void *ctx)
 	struct exec_try *t = ctx;
 
 	/* Names that are not there are not tried, so that the activity log
-	 * records the one exec that runs. */
-	if (access(candidate, F_OK) < 0 && (errno == ENOENT || errno == ENOTDIR))
+	 * records the one exec that runs; nor names in a directory the
+	 * payload may not search (EACCES, and no file to be seen there: a
+	 * caller's PATH with /root/.cargo/bin, say), whose exec would only
+	 * fail the same way. */
+	if (access(candidate, F_OK) < 0 &&
+	    (errno == ENOENT || errno == ENOTDIR || (errno == EACCES && !is_executable_file(candidate))))
 		return false;
 	execve(candidate, t->argv, t->envp);
 	if (errno == EACCES && is_executable_file(candidate)) {

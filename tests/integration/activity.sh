@@ -637,6 +637,24 @@ test_log_whole_across_the_handover() {
 	asserted
 }
 
+# The payload's own PATH search tries no name in a directory it may not
+# search: its exec could only fail (EACCES), and the log had one record
+# of it per such directory ahead of the command (a caller's PATH with
+# /root/.cargo/bin, in the landlock tier, where the host's tree is seen).
+test_log_path_search_skips_unsearchable_dirs() {
+	[ "$(id -u)" -ne 0 ] || skip "root searches every directory (CAP_DAC_OVERRIDE)"
+	need_landlock_tier
+	mkdir -p "$T/locked/a" "$T/locked/b" && chmod 000 "$T/locked/a" "$T/locked/b" || fail "cannot make the dirs"
+	at_teardown "chmod 700 '$T/locked/a' '$T/locked/b'"
+	PATH="$T/locked/a:$T/locked/b:$PATH" run_isd exec --isolation landlock --profile none --activity-log "$T/p.log" \
+		-- sh -c 'exit 0'
+	expect_rc 0 "isd"
+	need_exec_records "$T/p.log"
+	expect_eq "$(exec_records "$T/p.log")" 1 "exec records (sh alone): $(cat "$T/p.log")"
+	PATH="$T/locked/a:$PATH" run_isd exec --isolation landlock --profile none -- no-such-command-here
+	expect_rc 127 "a command on no searchable directory"
+}
+
 # The landlock tier (no namespace), where it can run here.
 need_landlock_tier() {
 	run_isd exec --isolation landlock --profile none "$@" -- true
