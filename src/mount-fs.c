@@ -403,3 +403,54 @@ int isd_mount_resolve_create(struct isd_mount_builder *b, const char *path, enum
 	return cur;
 }
 
+/*
+ * /proc/self/mountinfo lists a namespace's mounts in the order they were
+ * made (Linux 6.8 on: by their unique id), not attached, and every bind's
+ * source was cloned at the start, before the root: the binds came first,
+ * ahead of "/" (the OCI runtime-tools suite's mounts test checks the
+ * config's order there).  A clone of the clone made now takes its place
+ * in that order, with the same flags and peers.  Where the kernel will
+ * not clone a detached mount (older kernels; 6.18 clones those made in
+ * the caller's own mount namespace only) the first clone stays.
+ */
+bool isd_mount_reclone(int *fd)
+{
+	int fresh = isd_open_tree(*fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+
+	if (fresh < 0)
+		return false;
+	close(*fd);
+	*fd = fresh;
+	return true;
+}
+
+/* Where that cannot be (isd's clone of a root caller's bind, made before
+ * the sandbox in the host's namespace: clones of another namespace's
+ * detached mounts are refused), a clone of it once attached here, put in
+ * its place.  Only for an OCI config (mounts_listed_order): isd exec's
+ * order is its own.  Any step refused leaves the first clone. */
+int isd_mount_renew_attached(struct isd_mount_builder *b, int *fd, const char *path, enum isd_node_kind kind)
+{
+	_cleanup_close_ int at = isd_mount_resolve_create(b, path, kind, false), at2 = -1;
+	int fresh;
+	char proc[64];
+
+	if (at < 0) {
+		isd_error_clear();
+		return 0;
+	}
+	fresh = isd_open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (fresh < 0)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", at);
+	if (umount2(proc, MNT_DETACH) < 0) {
+		close(fresh);
+		return 0;
+	}
+	close(*fd);
+	*fd = fresh;
+	at2 = isd_mount_resolve_create(b, path, kind, true);
+	if (at2 < 0)
+		return at2;
+	return isd_mount_attach(fresh, at2, path);
+}

@@ -53,4 +53,11 @@ int isd_mount_mirror_entries(int srcdir, int dstdir, isd_mount_entry_filter keep
  * shadowed) when create; never leaves the root. */
 int isd_mount_resolve_create(struct isd_mount_builder *b, const char *path, enum isd_node_kind kind, bool create);
 
+/* A detached clone's clone, made now, in *fd's place (mountinfo lists
+ * mounts in the order they were made): false where the kernel refuses. */
+bool isd_mount_reclone(int *fd);
+/* The mount attached at path, cloned again and the clone put in its
+ * place (where isd_mount_reclone was refused); 0 when a step is refused. */
+int isd_mount_renew_attached(struct isd_mount_builder *b, int *fd, const char *path, enum isd_node_kind kind);
+
 #endif

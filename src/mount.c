@@ -437,54 +437,6 @@ static int setup_sys(struct isd_mount_builder *b, const struct isd_spec *spec, s
 	return isd_mount_proc_restrict(b);
 }
 
-/*
- * /proc/self/mountinfo lists a namespace's mounts in the order they were
- * made (Linux 6.8 on: by their unique id), not attached, and every bind's
- * source was cloned at the start, before the root: the binds came first,
- * ahead of "/" (the OCI runtime-tools suite's mounts test checks the
- * config's order there).  A clone of the clone made now takes its place
- * in that order, with the same flags and peers.  Kernels before 6.15
- * cannot clone a detached mount (EINVAL): the first clone stays.
- */
-static bool in_creation_order(int *fd)
-{
-	int fresh = isd_open_tree(*fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-
-	if (fresh < 0)
-		return false;
-	close(*fd);
-	*fd = fresh;
-	return true;
-}
-
-/* Where that cannot be (isd's clone of a root caller's bind, made before
- * the sandbox in the host's namespace: clones of another namespace's
- * detached mounts are refused), a clone of it once attached here, put in
- * its place.  Only for an OCI config (mounts_listed_order): isd exec's
- * order is its own.  Any step refused leaves the first clone. */
-static int renew_attached(struct isd_mount_builder *b, int *fd, const char *path, enum isd_node_kind kind)
-{
-	_cleanup_close_ int at = isd_mount_resolve_create(b, path, kind, false);
-	int fresh;
-	char proc[64];
-
-	if (at < 0) {
-		isd_error_clear();
-		return 0;
-	}
-	fresh = isd_open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-	if (fresh < 0)
-		return 0;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", at);
-	if (umount2(proc, MNT_DETACH) < 0) {
-		close(fresh);
-		return 0;
-	}
-	close(*fd);
-	*fd = fresh;
-	return attach_at(b, fresh, path, kind, path);
-}
-
 static int compare_depth(const void *a, const void *b)
 {
 	const struct isd_mount *const *ma = a, *const *mb = b;
@@ -557,11 +509,11 @@ static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec 
 				break;
 			}
 			enum isd_node_kind kind = S_ISDIR(st.st_mode) ? ISD_NODE_DIR : ISD_NODE_FILE;
-			bool renewed = in_creation_order(&s->binds[i]);
+			bool renewed = isd_mount_reclone(&s->binds[i]);
 
 			r = attach_at(b, s->binds[i], m->destination, kind, m->destination);
 			if (r == 0 && !renewed && spec->mounts_listed_order)
-				r = renew_attached(b, &s->binds[i], m->destination, kind);
+				r = isd_mount_renew_attached(b, &s->binds[i], m->destination, kind);
 			if (r == 0)
 				r = set_propagation(s->binds[i], m->propagation, m->destination);
 		} else {
