@@ -276,6 +276,78 @@ static ssize_t read_str(int mem, uint64_t addr, char *buf, size_t max, bool *cut
 	return (ssize_t)len;
 }
 
+/* One page-bounded read of the payload's memory, kept: an argv's strings
+ * mostly lie side by side, so one read then holds several (a compiler's
+ * 30 arguments took 61 reads, one per pointer and one per string). */
+struct mem_window {
+	uint64_t addr;
+	size_t len;
+	char buf[4096];
+};
+
+/* read_str through the window: the same string, cut the same way. */
+static ssize_t window_str(int mem, struct mem_window *w, uint64_t addr, char *buf, size_t max, bool *cut)
+{
+	size_t off, look;
+	char *nul;
+
+	if (addr < w->addr || addr - w->addr >= w->len) {
+		ssize_t n = pread(mem, w->buf, 4096 - (size_t)(addr & 4095), (off_t)addr);
+
+		if (n <= 0) {
+			w->len = 0;
+			return -1;
+		}
+		w->addr = addr;
+		w->len = (size_t)n;
+	}
+	off = (size_t)(addr - w->addr);
+	look = w->len - off < max ? w->len - off : max;
+	*cut = false;
+	nul = memchr(w->buf + off, '\0', look);
+	if (nul) {
+		memcpy(buf, w->buf + off, (size_t)(nul - (w->buf + off)));
+		return nul - (w->buf + off);
+	}
+	if (look == max) {
+		memcpy(buf, w->buf + off, max);
+		*cut = true;
+		return (ssize_t)max;
+	}
+	/* on past the window's page */
+	return read_str(mem, addr, buf, max, cut);
+}
+
+/* argv's pointers, read a page-bounded batch at a time. */
+struct ptr_batch {
+	uint64_t first; /* index of raw's first pointer */
+	size_t have;
+	unsigned char raw[512];
+};
+
+static bool argv_ptr(int mem, struct ptr_batch *b, uint64_t argv_addr, unsigned ptr_size, uint64_t i, uint64_t *p)
+{
+	if (i < b->first || i - b->first >= b->have) {
+		uint64_t addr = argv_addr + i * ptr_size;
+		size_t bytes = 4096 - (size_t)(addr & 4095);
+		ssize_t n;
+
+		if (bytes > sizeof(b->raw))
+			bytes = sizeof(b->raw);
+		bytes -= bytes % ptr_size;
+		if (bytes < ptr_size)
+			bytes = ptr_size; /* one that straddles a page */
+		n = pread(mem, b->raw, bytes, (off_t)addr);
+		if (n < (ssize_t)ptr_size)
+			return false;
+		b->first = i;
+		b->have = (size_t)n / ptr_size;
+	}
+	*p = 0;
+	memcpy(p, b->raw + (i - b->first) * ptr_size, ptr_size);
+	return true;
+}
+
 static const struct exec_arch *find_arch(const struct isd_activity *a, uint32_t arch)
 {
 	for (size_t i = 0; i < a->n_arches; i++)
@@ -295,9 +367,10 @@ static void rec_initial_argv(struct isd_activity *a)
 	rec_puts(&a->rec, "],\"argv_from\":\"isd\"");
 }
 
-static void rec_argv(struct isd_activity *a, int mem, uint64_t argv_addr, unsigned ptr_size)
+static void rec_argv(struct isd_activity *a, int mem, struct mem_window *w, uint64_t argv_addr, unsigned ptr_size)
 {
 	size_t budget = ISD_ACTIVITY_MAX_ARGV;
+	struct ptr_batch batch = {.have = 0};
 	bool cut = false;
 
 	rec_puts(&a->rec, ",\"argv\":[");
@@ -309,11 +382,9 @@ static void rec_argv(struct isd_activity *a, int mem, uint64_t argv_addr, unsign
 			cut = true;
 			break;
 		}
-		if (pread(mem, &p, ptr_size, (off_t)(argv_addr + i * ptr_size)) != (ssize_t)ptr_size)
+		if (!argv_ptr(mem, &batch, argv_addr, ptr_size, i, &p) || !p)
 			break;
-		if (!p)
-			break;
-		n = read_str(mem, p, a->scratch, budget, &cut);
+		n = window_str(mem, w, p, a->scratch, budget, &cut);
 		if (n < 0)
 			break;
 		if (i)
@@ -344,7 +415,10 @@ static long build_record(struct isd_activity *a, const struct seccomp_notif *req
 	bool cut, at;
 	ssize_t n;
 	_cleanup_close_ int mem = -1;
+	struct mem_window window, *w = &window;
 
+	window.addr = 0;
+	window.len = 0; /* (the buffer is never read past len) */
 	a->rec.len = 0;
 	rec_puts(&a->rec, "{\"type\":\"exec\",");
 	rec_time(&a->rec);
@@ -379,12 +453,12 @@ static long build_record(struct isd_activity *a, const struct seccomp_notif *req
 	} else if (mem < 0 || !arch) {
 		rec_printf(&a->rec, ",\"unreadable\":\"%s\"", mem < 0 ? strerror(errno) : "unknown architecture");
 	} else {
-		n = read_str(mem, path_addr, a->scratch, PATH_MAX, &cut);
+		n = window_str(mem, w, path_addr, a->scratch, PATH_MAX, &cut);
 		if (n >= 0) {
 			rec_puts(&a->rec, ",\"path\":");
 			rec_json_str(&a->rec, a->scratch, (size_t)n);
 		}
-		rec_argv(a, mem, argv_addr, arch->ptr_size);
+		rec_argv(a, mem, w, argv_addr, arch->ptr_size);
 	}
 	a->initial_done = true;
 	rec_puts(&a->rec, "}");

@@ -637,6 +637,27 @@ test_log_whole_across_the_handover() {
 	asserted
 }
 
+# argv is read in page-sized batches (pointers and strings): every one of
+# 5000 arguments, across pages, in order and whole, and a long one that
+# ends past its page.
+test_log_argv_across_pages() {
+	run_isd exec --profile none --activity-log "$T/m.log" -- \
+		sh -c '/bin/true $(seq 1 5000); /bin/true a "$(head -c 9000 /dev/zero | tr "\\0" y)" b'
+	expect_rc 0 "isd: $err"
+	need_exec_records "$T/m.log"
+	got=$(python3 - "$T/m.log" <<'EOF'
+import json, sys
+for r in map(json.loads, open(sys.argv[1])):
+    if r["type"] == "exec" and r.get("path") == "/bin/true":
+        a = r["argv"]
+        print(len(a), a[1:] == [str(i) for i in range(1, 5001)] if a[1] == "1" else
+              (a[0], a[1], len(a[2]), set(a[2]), a[3], r.get("argv_cut", False)))
+EOF
+)
+	expect_eq "$got" "5001 True
+4 ('/bin/true', 'a', 9000, {'y'}, 'b', False)" "the recorded argvs"
+}
+
 # The payload's own PATH search tries no name in a directory it may not
 # search: its exec could only fail (EACCES), and the log had one record
 # of it per such directory ahead of the command (a caller's PATH with
