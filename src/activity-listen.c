@@ -198,13 +198,18 @@ static void *prestarted_thread(void *arg)
 	do
 		n = isd_recv_with_fd(a->prestart_sock, &code, sizeof(code), 0, &fd);
 	while (n == -EINTR);
-	/* nothing: the payload had no listener (isd said why) or failed */
-	if (fd < 0)
+	/* Nothing: the payload failed, or had no listener, which it says
+	 * here in the landlock tier (the full tier's init tells isd). */
+	if (fd < 0) {
+		if (n == (ssize_t)sizeof(code) && code < 0)
+			isd_activity_off(a, code);
 		return NULL;
+	}
 	a->listener = fd;
 	ask_sync_wake_up(a->listener);
 	activity_write_header(a, 0);
-	a->handover_ns = monotonic_ns() + HANDOVER_MS * 1000000ull;
+	if (!a->in_thread)
+		a->handover_ns = monotonic_ns() + HANDOVER_MS * 1000000ull;
 	return listen_loop(a);
 }
 
@@ -272,6 +277,16 @@ int isd_activity_listen(struct isd_activity *a)
 	}
 	a->thread_started = true;
 	return 0;
+}
+
+int isd_activity_listen_on(struct isd_activity *a, int sock)
+{
+	if (a->listener >= 0 || a->thread_started)
+		return 0;
+	if ((a->prestart_sock = fcntl(sock, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (a->stop_pipe[1] < 0 && pipe2(a->stop_pipe, O_CLOEXEC) < 0))
+		return isd_error(-errno, "preparing the activity log's thread");
+	return isd_activity_listen(a);
 }
 
 int isd_activity_send_listener(int payload_end, int listener_fd)

@@ -49,19 +49,9 @@ int isd_tier_install_listener(const struct isd_activity *a, const struct isd_con
 
 int isd_tier_start_listener(struct isd_activity *a, struct isd_connect_guard *g, int sock)
 {
-	int32_t code = 0;
-	int fd = -1;
-	ssize_t n;
-
 	if (!a)
 		return g ? isd_connect_guard_start(g, sock) : 0;
-	do
-		n = isd_recv_with_fd(sock, &code, sizeof(code), 0, &fd);
-	while (n == -EINTR);
-	if (fd >= 0)
-		return isd_activity_start(a, fd); /* now: the payload's execve waits for it */
-	/* Nothing: the child failed before, which its error pipe says. */
-	if (n == (ssize_t)sizeof(code) && code < 0)
-		isd_activity_off(a, code);
-	return 0;
+	/* The log's thread reads the listener (or why there is none) itself:
+	 * started now, it is ready when the payload's first exec waits. */
+	return isd_activity_listen_on(a, sock);
 }

@@ -74,6 +74,10 @@ int isd_activity_install(const struct isd_activity *a);
  * payload sends it to isd, and isd_activity_start starts the thread. */
 int isd_activity_prestart(struct isd_activity *a, int *payload_end);
 int isd_activity_listen(struct isd_activity *a);
+/* The same thread, reading the payload's listener (or its -errno, int32)
+ * from sock, a socket of the caller's (the landlock tier's): started now,
+ * it does not hold the caller up until the payload sends. */
+int isd_activity_listen_on(struct isd_activity *a, int sock);
 /* In the payload: its listener to that thread. */
 int isd_activity_send_listener(int payload_end, int listener_fd);
 
