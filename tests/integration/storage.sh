@@ -195,7 +195,8 @@ mkdir "$T/fs/proj" "$T/fs/out"
 echo keep >"$T/fs/proj/keep.txt"
 dd if=/dev/zero of="$T/fs/filler" bs=1M count=100 2>/dev/null
 "$ISD" exec $unsafe --profile none --workspace "$T/fs/proj:cow" -v "$T/fs/out:/out" --storage-opt min-free=100M -- \
-	sh -c 'dd if=/dev/zero of=/out/big bs=1M count=150 2>&1 | grep -v records; echo done' >"$T/out" 2>"$T/err" &
+	sh -c 'i=0; while [ $i -lt 150 ]; do dd if=/dev/zero bs=1M count=1 2>/dev/null || exit 1; i=$((i + 1)); done >/out/big; echo done' \
+	>"$T/out" 2>"$T/err" &
 bg=$!
 n=0
 while ! grep -q 'the sandbox is frozen' "$T/err"; do
