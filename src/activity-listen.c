@@ -100,7 +100,6 @@ static void *listen_loop(void *arg)
 	return NULL;
 }
 
-
 /* Every exec stops its caller twice until isd answered (the exec, then
  * set_tid_address): on a busy machine most of the log's cost is the wait
  * for the listener to be scheduled, and for the caller to be again.  This
@@ -155,7 +154,6 @@ static _Noreturn void listener_main(struct isd_activity *a)
 			  NULL);
 	_exit(0);
 }
-
 
 /* The prestarted thread's hand-over (see isd_activity_prestart): a copy
  * of the thread, forked from it with nothing in flight, goes on answering
@@ -232,8 +230,6 @@ int isd_activity_prestart(struct isd_activity *a, int *payload_end)
 	int r = 0;
 
 	*payload_end = -1;
-	if (a->in_thread || a->listener_pid > 0 || a->thread_started)
-		return 0;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(a->stop_pipe, O_CLOEXEC) < 0) {
 		r = isd_error(-errno, "creating the activity log's sockets");
 		goto out;
@@ -296,44 +292,6 @@ int isd_activity_send_listener(int payload_end, int listener_fd)
 	return isd_send_with_fd(payload_end, &code, sizeof(code), listener_fd);
 }
 
-int isd_activity_start(struct isd_activity *a, int listener_fd)
-{
-	sigset_t all, old;
-	int r;
-
-	if (a->listener >= 0 || a->thread_started) {
-		close(listener_fd);
-		return 0;
-	}
-	a->listener = listener_fd;
-	ask_sync_wake_up(a->listener);
-	if (a->stop_pipe[1] < 0 && pipe2(a->stop_pipe, O_CLOEXEC) < 0) {
-		r = isd_error(-errno, "creating the activity log's pipe");
-		goto fail;
-	}
-	activity_write_header(a, 0);
-	if (!a->in_thread)
-		a->handover_ns = monotonic_ns() + HANDOVER_MS * 1000000ull;
-	/* Signals are the main thread's (forwarding, the terminal relay). */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&a->thread, NULL, listen_loop, a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r < 0) {
-		isd_error(r, "starting the activity log's thread");
-		goto fail;
-	}
-	a->thread_started = true;
-	return 0;
-fail:
-	/* Closed, the listener fails the payload's exec (ENOSYS) instead of
-	 * leaving it waiting for an answer that never comes. */
-	isd_error_print("the activity log");
-	close(a->listener);
-	a->listener = -1;
-	return r;
-}
-
 void isd_activity_off(struct isd_activity *a, int err)
 {
 	fprintf(stderr, "isd: note: the activity log records no commands in this run: %s\n",
@@ -354,7 +312,6 @@ pid_t isd_activity_listener_pid(struct isd_activity *a)
 	pthread_mutex_unlock(&a->handover_lock);
 	return pid;
 }
-
 
 void isd_activity_free(struct isd_activity *a)
 {

@@ -254,9 +254,7 @@ static int hand_over_activity_listener(const struct isd_init_args *a)
 		(void)!send(SETUP_FD, &msg, sizeof(msg), MSG_NOSIGNAL);
 		return 0;
 	}
-	if (!a->activity_prestarted)
-		r = send_fd(SETUP_ACTIVITY, 0, fd, "the activity log's listener");
-	else if ((r = isd_activity_send_listener(ACTIVITY_FD, fd)) < 0)
+	if ((r = isd_activity_send_listener(ACTIVITY_FD, fd)) < 0)
 		isd_error(r, "handing the activity log's listener to isd");
 	close(fd);
 	return r;
@@ -602,7 +600,7 @@ _Noreturn void isd_init_main(const struct isd_init_args *a)
 	if (pty_slave >= 0)
 		close(pty_slave);
 	close(SETUP_FD);
-	if (a->activity_prestarted)
+	if (a->activity)
 		close(ACTIVITY_FD);
 	if (a->start_gate_fd >= 0)
 		close(a->start_gate_fd);

@@ -23,9 +23,8 @@
 /* The cow session's lock, held by init until the sandbox's last process is
  * gone, so that the session counts as running as long as one lives. */
 #define SESSION_LOCK_FD 4
-/* The socket to the activity log's listening thread (isd_activity_prestart),
- * when isd_init_args.activity_prestarted: the payload's listener goes
- * there, not over SETUP_FD. */
+/* With an activity log: the socket to its listening thread
+ * (isd_activity_prestart), which the payload sends its listener to. */
 #define ACTIVITY_FD 5
 /* What init gets when isd dies, with --pid host (see isd_init_main). */
 #define ISD_INIT_DEATH_SIGNAL SIGPWR
@@ -34,7 +33,7 @@ enum setup_message_type {
 	SETUP_ERROR,
 	SETUP_PTY, /* carries the pty master as SCM_RIGHTS */
 	SETUP_NET, /* a listening socket for isd's relay; exit_code = ISD_NET_FD_TAG */
-	SETUP_ACTIVITY, /* the exec listener as SCM_RIGHTS, or none: exit_code = -errno */
+	SETUP_ACTIVITY, /* no exec listener: exit_code = -errno (it goes to ACTIVITY_FD) */
 	SETUP_READY,    /* the payload waits at the start gate */
 	SETUP_PID,      /* isd_sandbox_enter: the entered process's pid in exit_code */
 };
@@ -50,7 +49,6 @@ struct isd_init_args {
 	const struct isd_spec *spec;
 	const struct isd_seccomp_program *seccomp;
 	const struct isd_activity *activity;
-	bool activity_prestarted; /* its listener goes to ACTIVITY_FD */
 	struct isd_landlock_plan landlock;
 	struct isd_mount_extras extras;
 	bool wait_for_cgroup; /* the parent moves us into the cgroup first */

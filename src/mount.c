@@ -509,7 +509,9 @@ static int setup_user_mounts(struct isd_mount_builder *b, const struct isd_spec 
 				break;
 			}
 			enum isd_node_kind kind = S_ISDIR(st.st_mode) ? ISD_NODE_DIR : ISD_NODE_FILE;
-			bool renewed = isd_mount_reclone(&s->binds[i]);
+			/* An OCI config's mounts show in mountinfo in its order
+			 * (isd_mount_reclone); isd exec's start skips the cost. */
+			bool renewed = spec->mounts_listed_order && isd_mount_reclone(&s->binds[i]);
 
 			r = attach_at(b, s->binds[i], m->destination, kind, m->destination);
 			if (r == 0 && !renewed && spec->mounts_listed_order)

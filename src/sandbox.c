@@ -126,9 +126,6 @@ static int read_setup_messages(int fd, struct setup_message *msg, int *pty_maste
 				*pty_master = passed;
 			else if ((size_t)n == sizeof(m) && m.type == SETUP_NET && proxy)
 				isd_proxy_adopt_fd(proxy, m.exit_code, passed);
-			else if ((size_t)n == sizeof(m) && m.type == SETUP_ACTIVITY && activity)
-				/* now: the payload's execve waits for the answer */
-				(void)!isd_activity_start(activity, passed);
 			else
 				close(passed);
 		}
@@ -438,7 +435,6 @@ static int run_sandbox(const struct isd_spec *spec, struct isd_sandbox_detached 
 	}
 	if (activity && (r = isd_activity_prestart(activity, &activity_sock)) < 0)
 		goto out;
-	args.activity_prestarted = activity_sock >= 0;
 	fflush(NULL);
 	args.wait_for_cgroup = false;
 	/* --pid host: should init die first, the orphans come to isd. */

@@ -69,9 +69,7 @@ int isd_activity_install(const struct isd_activity *a);
  * the payload sends its listener through (isd_activity_send_listener),
  * to the thread isd_activity_listen starts once the sandbox is made (a
  * process of its own session takes over from it once the run lives past
- * its start); isd closes *payload_end once the sandbox has it.  -1 for a
- * listener that must stay a thread (isd_activity_join_guard): then the
- * payload sends it to isd, and isd_activity_start starts the thread. */
+ * its start); isd closes *payload_end once the sandbox has it. */
 int isd_activity_prestart(struct isd_activity *a, int *payload_end);
 int isd_activity_listen(struct isd_activity *a);
 /* The same thread, reading the payload's listener (or its -errno, int32)
@@ -81,10 +79,8 @@ int isd_activity_listen_on(struct isd_activity *a, int sock);
 /* In the payload: its listener to that thread. */
 int isd_activity_send_listener(int payload_end, int listener_fd);
 
-/* In the parent: the listener arrived (starts answering at once: the
- * payload's own execve waits for it), or the payload could not install it
- * (err: its -errno; one `isd: note:` line and the header say so). */
-int isd_activity_start(struct isd_activity *a, int listener_fd);
+/* In the parent: the payload could not install its listener (err: its
+ * -errno; one `isd: note:` line and the header say so). */
 void isd_activity_off(struct isd_activity *a, int err);
 
 /* The relay's sink (isd/net-record.h, isd_proxy_set_sink): ctx is the
